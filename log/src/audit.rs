@@ -1,0 +1,194 @@
+//! `audit`: recompute every record's hash, check that every parent exists
+//! before its child, that the sequence is contiguous and that the indexes
+//! agree with the records.
+
+use crate::envelope::{decode, id_of, peek_kind};
+use crate::error::StoreError;
+use crate::id::RecordId;
+use crate::record::RecordKind;
+use crate::store::Store;
+
+/// One thing audit found wrong.
+#[derive(Clone, PartialEq, Eq, Debug, serde::Serialize)]
+#[serde(rename_all = "snake_case", tag = "problem")]
+pub enum AuditProblem {
+    /// The stored value no longer hashes to the id the log recorded for it.
+    HashMismatch {
+        /// Sequence.
+        seq: u64,
+        /// The id recorded for this sequence.
+        recorded: RecordId,
+        /// The hash of the bytes now stored.
+        actual: RecordId,
+    },
+    /// The stored value cannot be decoded.
+    Undecodable {
+        /// Sequence.
+        seq: u64,
+        /// The id recorded for this sequence, if the header was readable.
+        recorded: Option<RecordId>,
+        /// Why.
+        error: String,
+    },
+    /// The id index does not point at this record.
+    IdIndexMismatch {
+        /// Sequence.
+        seq: u64,
+        /// Record id.
+        id: RecordId,
+        /// Where the index points (None: nowhere).
+        indexed_seq: Option<u64>,
+    },
+    /// A parent is missing or comes later in the log.
+    BadParent {
+        /// Sequence.
+        seq: u64,
+        /// Record id.
+        id: RecordId,
+        /// Parent id.
+        parent: RecordId,
+        /// Parent's sequence (None: missing).
+        parent_seq: Option<u64>,
+    },
+    /// A sequence number is missing.
+    SequenceGap {
+        /// Expected sequence.
+        expected: u64,
+        /// Found instead.
+        found: u64,
+    },
+    /// The id index has entries that no record accounts for.
+    IndexSize {
+        /// Records in the log.
+        records: u64,
+        /// Entries in the id index.
+        indexed: u64,
+    },
+}
+
+impl std::fmt::Display for AuditProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::HashMismatch { seq, recorded, actual } => write!(
+                f,
+                "record {recorded} (seq {seq}): stored bytes hash to {actual}; the value was altered"
+            ),
+            Self::Undecodable { seq, recorded, error } => match recorded {
+                Some(id) => write!(f, "record {id} (seq {seq}): cannot decode: {error}"),
+                None => write!(f, "seq {seq}: cannot decode: {error}"),
+            },
+            Self::IdIndexMismatch { seq, id, indexed_seq } => match indexed_seq {
+                Some(other) => write!(f, "record {id} (seq {seq}): id index points at seq {other}"),
+                None => write!(f, "record {id} (seq {seq}): missing from the id index"),
+            },
+            Self::BadParent { seq, id, parent, parent_seq } => match parent_seq {
+                Some(p) => write!(
+                    f,
+                    "record {id} (seq {seq}): parent {parent} is at seq {p}, not before it"
+                ),
+                None => write!(f, "record {id} (seq {seq}): parent {parent} is not in the log"),
+            },
+            Self::SequenceGap { expected, found } => {
+                write!(f, "sequence gap: expected seq {expected}, found {found}")
+            }
+            Self::IndexSize { records, indexed } => write!(
+                f,
+                "id index holds {indexed} entries for {records} records"
+            ),
+        }
+    }
+}
+
+/// What audit checked and found.
+#[derive(Clone, PartialEq, Eq, Debug, Default, serde::Serialize)]
+pub struct AuditReport {
+    /// Records checked.
+    pub records: u64,
+    /// Parent links checked.
+    pub parent_links: u64,
+    /// Problems, in log order.
+    pub problems: Vec<AuditProblem>,
+}
+
+impl AuditReport {
+    /// True when nothing is wrong.
+    pub fn is_clean(&self) -> bool {
+        self.problems.is_empty()
+    }
+}
+
+impl Store {
+    /// Checks the whole log (O(records + parent links)).
+    pub fn audit(&self) -> Result<AuditReport, StoreError> {
+        let mut report = AuditReport::default();
+        let mut expected = 1u64;
+        for item in self.scan_raw(1) {
+            let (seq, bytes) = item?;
+            report.records += 1;
+            if seq != expected {
+                report.problems.push(AuditProblem::SequenceGap { expected, found: seq });
+            }
+            expected = seq + 1;
+            let actual = id_of(&bytes);
+            let recorded = match peek_kind(&bytes) {
+                Ok(kind) => self.indexed_id(kind, seq)?,
+                Err(_) => self.recorded_id_any_kind(seq)?,
+            };
+            if let Some(recorded) = recorded {
+                if recorded != actual {
+                    report.problems.push(AuditProblem::HashMismatch { seq, recorded, actual });
+                    continue;
+                }
+            }
+            let record = match decode(&bytes) {
+                Ok(r) => r,
+                Err(e) => {
+                    report.problems.push(AuditProblem::Undecodable {
+                        seq,
+                        recorded,
+                        error: e.to_string(),
+                    });
+                    continue;
+                }
+            };
+            let indexed_seq = self.seq_of(&actual)?;
+            if indexed_seq != Some(seq) {
+                report.problems.push(AuditProblem::IdIndexMismatch {
+                    seq,
+                    id: actual,
+                    indexed_seq,
+                });
+            }
+            for parent in record.parents() {
+                report.parent_links += 1;
+                let parent_seq = self.seq_of(&parent)?;
+                if parent_seq.is_none_or(|p| p >= seq) {
+                    report.problems.push(AuditProblem::BadParent {
+                        seq,
+                        id: actual,
+                        parent,
+                        parent_seq,
+                    });
+                }
+            }
+        }
+        let indexed = u64::try_from(self.id_index_len()?).unwrap_or(u64::MAX);
+        if indexed != report.records {
+            report.problems.push(AuditProblem::IndexSize {
+                records: report.records,
+                indexed,
+            });
+        }
+        Ok(report)
+    }
+
+    /// The kind index entry for a sequence whose header is unreadable.
+    fn recorded_id_any_kind(&self, seq: u64) -> Result<Option<RecordId>, StoreError> {
+        for kind in RecordKind::ALL {
+            if let Some(id) = self.indexed_id(kind, seq)? {
+                return Ok(Some(id));
+            }
+        }
+        Ok(None)
+    }
+}

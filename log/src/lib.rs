@@ -1,0 +1,33 @@
+//! # strataflow-log
+//!
+//! The bottom floor of strataflow: record types, their canonical encoding and
+//! content hashes, and the append-only log stored in fjall.
+//!
+//! Invariants this crate keeps (each has a test):
+//! - a record's id is the blake3 hash of its canonical envelope (parents are
+//!   fields, so part of the id); appending a record whose id exists writes nothing;
+//! - the log is keyed by a contiguous big-endian sequence number; the id index,
+//!   per-kind, per-thread and external-id indexes are written in the same atomic
+//!   batch as the records;
+//! - every parent a record cites is already in the log when it is appended;
+//! - messages of a thread have contiguous positions and an external id maps to
+//!   one message only.
+//!
+//! **Only this crate touches fjall.**
+
+pub mod audit;
+pub mod envelope;
+pub mod error;
+pub mod id;
+mod keys;
+pub mod record;
+pub mod store;
+pub mod time;
+
+pub use audit::{AuditProblem, AuditReport};
+pub use envelope::{DecodeError, EncodeError};
+pub use error::StoreError;
+pub use id::{Digest, ParseIdError, RecordId};
+pub use record::{Record, RecordKind};
+pub use store::{AppendReceipt, Appended, Durability, Store, StoredRecord, ThreadHead};
+pub use time::{SourceTime, Timestamp};

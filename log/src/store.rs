@@ -1,0 +1,649 @@
+//! The append-only log in fjall.
+//!
+//! One [`Store`] per data directory and process. Appends go through one writer
+//! lock and commit one atomic fjall batch: the records, the id index, the
+//! per-kind and per-thread indexes, the external-id index, the thread heads and
+//! the kind counters all land together or not at all.
+//!
+//! Durability is chosen per append ([`Durability`]): `Sync` (the default)
+//! fsyncs the journal before `append` returns, so an acknowledged append
+//! survives power loss; `Buffered` hands the batch to the OS, which survives a
+//! process crash but not a power loss.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode};
+
+use crate::envelope::{decode, encode_with_id, id_of};
+use crate::error::StoreError;
+use crate::id::RecordId;
+use crate::keys::{self, MAX_NAME_BYTES};
+use crate::record::{Record, RecordKind};
+
+/// How durable an acknowledged append is.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub enum Durability {
+    /// fsync (`SyncAll`) before `append` returns: survives power loss.
+    #[default]
+    Sync,
+    /// Write to OS buffers only: survives a process crash, not a power loss.
+    Buffered,
+}
+
+/// What happened to one record of an append.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Appended {
+    /// The record's id.
+    pub id: RecordId,
+    /// Its sequence number (the existing one when it was already stored).
+    pub seq: u64,
+    /// True when this append wrote it; false when it was already in the log.
+    pub new: bool,
+}
+
+/// Result of an append, one entry per input record, in input order.
+#[derive(Clone, PartialEq, Eq, Debug, Default)]
+pub struct AppendReceipt {
+    /// Per record.
+    pub records: Vec<Appended>,
+}
+
+impl AppendReceipt {
+    /// How many records were written.
+    pub fn new_count(&self) -> usize {
+        self.records.iter().filter(|a| a.new).count()
+    }
+}
+
+/// A record read back with its place in the log.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct StoredRecord {
+    /// Sequence number.
+    pub seq: u64,
+    /// Id.
+    pub id: RecordId,
+    /// The record.
+    pub record: Record,
+}
+
+/// Per-thread counters kept in the same batch as the thread's records.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, serde::Serialize)]
+pub struct ThreadHead {
+    /// Messages stored (the next message's position).
+    pub messages: u64,
+    /// Blocks sealed (the last block's ordinal).
+    pub blocks: u32,
+    /// Messages covered by blocks (the first open-tail position).
+    pub sealed_messages: u64,
+    /// Last turn covered by a block.
+    pub end_turn: u32,
+}
+
+impl ThreadHead {
+    const LEN: usize = 24;
+
+    fn encode(&self) -> [u8; Self::LEN] {
+        let mut v = [0u8; Self::LEN];
+        v[..8].copy_from_slice(&self.messages.to_be_bytes());
+        v[8..12].copy_from_slice(&self.blocks.to_be_bytes());
+        v[12..20].copy_from_slice(&self.sealed_messages.to_be_bytes());
+        v[20..].copy_from_slice(&self.end_turn.to_be_bytes());
+        v
+    }
+
+    fn decode(bytes: &[u8]) -> Option<Self> {
+        let b: &[u8; Self::LEN] = bytes.try_into().ok()?;
+        let (m, rest) = b.split_first_chunk::<8>()?;
+        let (bl, rest) = rest.split_first_chunk::<4>()?;
+        let (s, rest) = rest.split_first_chunk::<8>()?;
+        let (t, _) = rest.split_first_chunk::<4>()?;
+        Some(Self {
+            messages: u64::from_be_bytes(*m),
+            blocks: u32::from_be_bytes(*bl),
+            sealed_messages: u64::from_be_bytes(*s),
+            end_turn: u32::from_be_bytes(*t),
+        })
+    }
+
+    /// Messages not yet in a block.
+    pub fn open_tail(&self) -> u64 {
+        self.messages.saturating_sub(self.sealed_messages)
+    }
+}
+
+/// Counts of commits by durability, for tests and `stats`.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub struct CommitCounts {
+    /// Batches committed with fsync.
+    pub synced: u64,
+    /// Batches committed to OS buffers only.
+    pub buffered: u64,
+}
+
+/// The log of one data directory.
+pub struct Store {
+    path: PathBuf,
+    db: Database,
+    records: Keyspace,
+    ids: Keyspace,
+    kinds: Keyspace,
+    threads: Keyspace,
+    heads: Keyspace,
+    external: Keyspace,
+    meta: Keyspace,
+    /// Next sequence number; the lock serializes writers.
+    writer: Mutex<u64>,
+    synced_commits: AtomicU64,
+    buffered_commits: AtomicU64,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store").field("path", &self.path).finish_non_exhaustive()
+    }
+}
+
+/// Batch-local state of an append.
+#[derive(Default)]
+struct Pending {
+    ids: HashMap<RecordId, u64>,
+    heads: BTreeMap<Vec<u8>, ThreadHead>,
+    external: HashMap<Vec<u8>, RecordId>,
+    counts: BTreeMap<RecordKind, u64>,
+}
+
+impl Store {
+    /// Opens (or creates) the log in `path`. A second process gets
+    /// [`StoreError::InUse`] at once instead of waiting.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
+        let path = path.as_ref().to_path_buf();
+        let storage = |source: fjall::Error| match source {
+            fjall::Error::Locked => StoreError::InUse { path: path.clone() },
+            source => StoreError::Storage {
+                path: path.clone(),
+                source,
+            },
+        };
+        let db = Database::builder(&path).open().map_err(storage)?;
+        let ks = |name: &str| db.keyspace(name, KeyspaceCreateOptions::default).map_err(storage);
+        let store = Self {
+            records: ks(keys::RECORDS)?,
+            ids: ks(keys::IDS)?,
+            kinds: ks(keys::KINDS)?,
+            threads: ks(keys::THREADS)?,
+            heads: ks(keys::HEADS)?,
+            external: ks(keys::EXTERNAL)?,
+            meta: ks(keys::META)?,
+            writer: Mutex::new(0),
+            synced_commits: AtomicU64::new(0),
+            buffered_commits: AtomicU64::new(0),
+            db,
+            path,
+        };
+        let next = store.last_seq()?.map_or(1, |s| s + 1);
+        *store.lock_writer() = next;
+        Ok(store)
+    }
+
+    /// The data directory.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn storage(&self, source: fjall::Error) -> StoreError {
+        StoreError::Storage {
+            path: self.path.clone(),
+            source,
+        }
+    }
+
+    fn lock_writer(&self) -> std::sync::MutexGuard<'_, u64> {
+        // A panic while holding the lock cannot leave a half-written batch
+        // (batches are atomic), so a poisoned lock is safe to reuse.
+        self.writer.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Appends records in one atomic batch. Records already in the log (same
+    /// id) are not written again; the receipt says which were new. Parents must
+    /// be in the log or earlier in `records`. On error nothing is written.
+    pub fn append(
+        &self,
+        records: &[Record],
+        durability: Durability,
+    ) -> Result<AppendReceipt, StoreError> {
+        let mut next_seq = self.lock_writer();
+        let mut seq = *next_seq;
+        let mut pending = Pending::default();
+        let mut batch = self.db.batch().durability(Some(match durability {
+            Durability::Sync => PersistMode::SyncAll,
+            Durability::Buffered => PersistMode::Buffer,
+        }));
+        let mut receipt = AppendReceipt {
+            records: Vec::with_capacity(records.len()),
+        };
+        for record in records {
+            let (id, bytes) = encode_with_id(record)?;
+            if let Some(existing) = self.seq_in(&pending, &id)? {
+                receipt.records.push(Appended {
+                    id,
+                    seq: existing,
+                    new: false,
+                });
+                continue;
+            }
+            for parent in record.parents() {
+                if self.seq_in(&pending, &parent)?.is_none() {
+                    return Err(StoreError::MissingParent {
+                        kind: record.kind().name(),
+                        id,
+                        parent,
+                    });
+                }
+            }
+            if let Some(thread) = record.thread() {
+                let tenant = record.tenant();
+                check_name("tenant", tenant)?;
+                check_name("thread", thread)?;
+                let prefix = keys::thread_prefix(tenant, thread);
+                let mut head = self.head_in(&pending, &prefix)?;
+                self.advance_head(&mut head, record, &id, &prefix, &mut pending, &mut batch)?;
+                pending.heads.insert(prefix.clone(), head);
+                batch.insert(
+                    &self.threads,
+                    keys::thread_seq_key(&prefix, seq),
+                    keys::thread_value(record.kind(), &id).as_slice(),
+                );
+            }
+            batch.insert(&self.records, keys::seq_key(seq), bytes);
+            batch.insert(&self.ids, id.as_bytes().as_slice(), keys::seq_key(seq).as_slice());
+            batch.insert(
+                &self.kinds,
+                keys::kind_key(record.kind(), seq).as_slice(),
+                id.as_bytes().as_slice(),
+            );
+            *pending.counts.entry(record.kind()).or_default() += 1;
+            pending.ids.insert(id, seq);
+            receipt.records.push(Appended { id, seq, new: true });
+            seq += 1;
+        }
+        if pending.ids.is_empty() {
+            return Ok(receipt);
+        }
+        for (prefix, head) in &pending.heads {
+            batch.insert(&self.heads, prefix.as_slice(), head.encode().as_slice());
+        }
+        for (kind, added) in &pending.counts {
+            let total = self.count(*kind)? + added;
+            batch.insert(&self.meta, keys::count_key(*kind), total.to_be_bytes().as_slice());
+        }
+        batch.commit().map_err(|e| self.storage(e))?;
+        match durability {
+            Durability::Sync => self.synced_commits.fetch_add(1, Ordering::Relaxed),
+            Durability::Buffered => self.buffered_commits.fetch_add(1, Ordering::Relaxed),
+        };
+        *next_seq = seq;
+        Ok(receipt)
+    }
+
+    /// Checks a thread record against the head and advances it.
+    fn advance_head(
+        &self,
+        head: &mut ThreadHead,
+        record: &Record,
+        id: &RecordId,
+        prefix: &[u8],
+        pending: &mut Pending,
+        batch: &mut fjall::OwnedWriteBatch,
+    ) -> Result<(), StoreError> {
+        let order = |detail: String| StoreError::ThreadOrder {
+            tenant: record.tenant().to_owned(),
+            thread: record.thread().unwrap_or_default().to_owned(),
+            detail,
+        };
+        match record {
+            Record::Message(m) => {
+                check_name("external id", &m.external_id)?;
+                let key = keys::external_key(prefix, &m.external_id);
+                let existing = match pending.external.get(&key) {
+                    Some(id) => Some(*id),
+                    None => self.external_id_at(&key)?,
+                };
+                if let Some(existing) = existing {
+                    return Err(StoreError::ConflictingMessage {
+                        tenant: m.tenant.clone(),
+                        thread: m.thread.clone(),
+                        external_id: m.external_id.clone(),
+                        existing,
+                    });
+                }
+                if m.position != head.messages {
+                    return Err(order(format!(
+                        "message `{}` has position {}, expected {}",
+                        m.external_id, m.position, head.messages
+                    )));
+                }
+                head.messages += 1;
+                pending.external.insert(key.clone(), *id);
+                batch.insert(&self.external, key, id.as_bytes().as_slice());
+            }
+            Record::Block(b) => {
+                let expected_turn = head.end_turn + 1;
+                if b.ordinal != head.blocks + 1
+                    || b.first_position != head.sealed_messages
+                    || b.last_position >= head.messages
+                    || b.start_turn != expected_turn
+                    || b.end_turn < b.start_turn
+                {
+                    return Err(order(format!(
+                        "block {} covers positions {}..={} and turns {}..={}; expected block {} from position {} (of {} messages) and turn {}",
+                        b.ordinal,
+                        b.first_position,
+                        b.last_position,
+                        b.start_turn,
+                        b.end_turn,
+                        head.blocks + 1,
+                        head.sealed_messages,
+                        head.messages,
+                        expected_turn
+                    )));
+                }
+                head.blocks = b.ordinal;
+                head.sealed_messages = b.last_position + 1;
+                head.end_turn = b.end_turn;
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn seq_in(&self, pending: &Pending, id: &RecordId) -> Result<Option<u64>, StoreError> {
+        match pending.ids.get(id) {
+            Some(seq) => Ok(Some(*seq)),
+            None => self.seq_of(id),
+        }
+    }
+
+    fn head_in(&self, pending: &Pending, prefix: &[u8]) -> Result<ThreadHead, StoreError> {
+        match pending.heads.get(prefix) {
+            Some(h) => Ok(*h),
+            None => Ok(self.head_at(prefix)?.unwrap_or_default()),
+        }
+    }
+
+    fn head_at(&self, prefix: &[u8]) -> Result<Option<ThreadHead>, StoreError> {
+        match self.heads.get(prefix).map_err(|e| self.storage(e))? {
+            None => Ok(None),
+            Some(v) => ThreadHead::decode(&v).map(Some).ok_or_else(|| StoreError::Corrupt {
+                keyspace: keys::HEADS,
+                detail: format!("head value of {} bytes", v.len()),
+            }),
+        }
+    }
+
+    fn external_id_at(&self, key: &[u8]) -> Result<Option<RecordId>, StoreError> {
+        match self.external.get(key).map_err(|e| self.storage(e))? {
+            None => Ok(None),
+            Some(v) => RecordId::from_slice(&v).map(Some).ok_or_else(|| StoreError::Corrupt {
+                keyspace: keys::EXTERNAL,
+                detail: format!("id of {} bytes", v.len()),
+            }),
+        }
+    }
+
+    /// The sequence number of a record, if it is in the log.
+    pub fn seq_of(&self, id: &RecordId) -> Result<Option<u64>, StoreError> {
+        match self.ids.get(id.as_bytes()).map_err(|e| self.storage(e))? {
+            None => Ok(None),
+            Some(v) => keys::decode_seq(&v).map(Some).ok_or_else(|| StoreError::Corrupt {
+                keyspace: keys::IDS,
+                detail: format!("sequence of {} bytes for {id}", v.len()),
+            }),
+        }
+    }
+
+    /// Whether a record is in the log.
+    pub fn contains(&self, id: &RecordId) -> Result<bool, StoreError> {
+        self.ids.contains_key(id.as_bytes()).map_err(|e| self.storage(e))
+    }
+
+    /// Reads a record by id.
+    pub fn get(&self, id: &RecordId) -> Result<Option<StoredRecord>, StoreError> {
+        let Some(seq) = self.seq_of(id)? else {
+            return Ok(None);
+        };
+        let Some(bytes) = self.raw_value(seq)? else {
+            return Err(StoreError::Corrupt {
+                keyspace: keys::IDS,
+                detail: format!("{id} points at sequence {seq}, which is empty"),
+            });
+        };
+        let record = decode(&bytes).map_err(|source| StoreError::Decode { seq, source })?;
+        Ok(Some(StoredRecord {
+            seq,
+            id: *id,
+            record,
+        }))
+    }
+
+    /// Finds the ids starting with a hex prefix (at most `limit`).
+    pub fn ids_with_prefix(&self, hex_prefix: &str, limit: usize) -> Result<Vec<RecordId>, StoreError> {
+        let even = hex_prefix.len() - hex_prefix.len() % 2;
+        let Ok(bytes) = hex::decode(hex_prefix.get(..even).unwrap_or_default()) else {
+            return Ok(Vec::new());
+        };
+        let mut out = Vec::new();
+        for guard in self.ids.prefix(&bytes) {
+            let key = guard.key().map_err(|e| self.storage(e))?;
+            if let Some(id) = RecordId::from_slice(&key) {
+                if id.to_hex().starts_with(hex_prefix) {
+                    out.push(id);
+                    if out.len() >= limit {
+                        break;
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The stored envelope at a sequence number.
+    pub fn raw_value(&self, seq: u64) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(self
+            .records
+            .get(keys::seq_key(seq))
+            .map_err(|e| self.storage(e))?
+            .map(|v| v.to_vec()))
+    }
+
+    /// The highest sequence number in the log.
+    pub fn last_seq(&self) -> Result<Option<u64>, StoreError> {
+        match self.records.last_key_value() {
+            None => Ok(None),
+            Some(guard) => {
+                let key = guard.key().map_err(|e| self.storage(e))?;
+                keys::decode_seq(&key).map(Some).ok_or_else(|| StoreError::Corrupt {
+                    keyspace: keys::RECORDS,
+                    detail: format!("key of {} bytes", key.len()),
+                })
+            }
+        }
+    }
+
+    /// Records from sequence `from` on, in log order.
+    pub fn scan(&self, from: u64) -> impl Iterator<Item = Result<StoredRecord, StoreError>> + '_ {
+        self.scan_raw(from).map(move |item| {
+            let (seq, bytes) = item?;
+            let record = decode(&bytes).map_err(|source| StoreError::Decode { seq, source })?;
+            Ok(StoredRecord {
+                seq,
+                id: id_of(&bytes),
+                record,
+            })
+        })
+    }
+
+    /// Raw envelopes from sequence `from` on, in log order.
+    pub fn scan_raw(&self, from: u64) -> impl Iterator<Item = Result<(u64, Vec<u8>), StoreError>> + '_ {
+        self.records.range(keys::seq_key(from)..).map(move |guard| {
+            let (k, v) = guard.into_inner().map_err(|e| self.storage(e))?;
+            let seq = keys::decode_seq(&k).ok_or_else(|| StoreError::Corrupt {
+                keyspace: keys::RECORDS,
+                detail: format!("key of {} bytes", k.len()),
+            })?;
+            Ok((seq, v.to_vec()))
+        })
+    }
+
+    /// Ids of one kind, in log order.
+    pub fn ids_of_kind(&self, kind: RecordKind) -> impl Iterator<Item = Result<(u64, RecordId), StoreError>> + '_ {
+        self.kinds.prefix([kind.code()]).map(move |guard| {
+            let (k, v) = guard.into_inner().map_err(|e| self.storage(e))?;
+            let seq = k.get(1..).and_then(keys::decode_seq);
+            match (seq, RecordId::from_slice(&v)) {
+                (Some(seq), Some(id)) => Ok((seq, id)),
+                _ => Err(StoreError::Corrupt {
+                    keyspace: keys::KINDS,
+                    detail: format!("entry with {}-byte key", k.len()),
+                }),
+            }
+        })
+    }
+
+    /// The id the kind index holds for a sequence number.
+    pub fn indexed_id(&self, kind: RecordKind, seq: u64) -> Result<Option<RecordId>, StoreError> {
+        Ok(self
+            .kinds
+            .get(keys::kind_key(kind, seq))
+            .map_err(|e| self.storage(e))?
+            .and_then(|v| RecordId::from_slice(&v)))
+    }
+
+    /// The records of one thread (messages and blocks), in log order:
+    /// `(seq, kind, id)` from sequence `from` on.
+    pub fn thread_records(
+        &self,
+        tenant: &str,
+        thread: &str,
+        from: u64,
+    ) -> impl Iterator<Item = Result<(u64, RecordKind, RecordId), StoreError>> + '_ {
+        let prefix = keys::thread_prefix(tenant, thread);
+        let start = keys::thread_seq_key(&prefix, from);
+        let end = keys::thread_seq_key(&prefix, u64::MAX);
+        let plen = prefix.len();
+        self.threads.range(start..=end).map(move |guard| {
+            let (k, v) = guard.into_inner().map_err(|e| self.storage(e))?;
+            let seq = k.get(plen..).and_then(keys::decode_seq);
+            let kind = v.first().copied().and_then(RecordKind::from_code);
+            let id = v.get(1..).and_then(RecordId::from_slice);
+            match (seq, kind, id) {
+                (Some(seq), Some(kind), Some(id)) => Ok((seq, kind, id)),
+                _ => Err(StoreError::Corrupt {
+                    keyspace: keys::THREADS,
+                    detail: format!("entry with {}-byte value", v.len()),
+                }),
+            }
+        })
+    }
+
+    /// The head of a thread, if it has any record.
+    pub fn thread_head(&self, tenant: &str, thread: &str) -> Result<Option<ThreadHead>, StoreError> {
+        self.head_at(&keys::thread_prefix(tenant, thread))
+    }
+
+    /// Every thread with its head, ordered by (tenant, thread) key bytes.
+    pub fn thread_heads(&self) -> Result<Vec<(String, String, ThreadHead)>, StoreError> {
+        let mut out = Vec::new();
+        for guard in self.heads.iter() {
+            let (k, v) = guard.into_inner().map_err(|e| self.storage(e))?;
+            let parsed = keys::parse_thread_prefix(&k).zip(ThreadHead::decode(&v));
+            let Some(((tenant, thread), head)) = parsed else {
+                return Err(StoreError::Corrupt {
+                    keyspace: keys::HEADS,
+                    detail: format!("entry with {}-byte key", k.len()),
+                });
+            };
+            out.push((tenant, thread, head));
+        }
+        out.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+        Ok(out)
+    }
+
+    /// The message with this external id in the thread.
+    pub fn message_by_external_id(
+        &self,
+        tenant: &str,
+        thread: &str,
+        external_id: &str,
+    ) -> Result<Option<RecordId>, StoreError> {
+        self.external_id_at(&keys::external_key(&keys::thread_prefix(tenant, thread), external_id))
+    }
+
+    /// Number of records of a kind.
+    pub fn count(&self, kind: RecordKind) -> Result<u64, StoreError> {
+        Ok(self
+            .meta
+            .get(keys::count_key(kind))
+            .map_err(|e| self.storage(e))?
+            .and_then(|v| keys::decode_seq(&v))
+            .unwrap_or(0))
+    }
+
+    /// A configuration value of the data directory.
+    pub fn config(&self, name: &str) -> Result<Option<String>, StoreError> {
+        Ok(self
+            .meta
+            .get(keys::config_key(name))
+            .map_err(|e| self.storage(e))?
+            .map(|v| String::from_utf8_lossy(&v).into_owned()))
+    }
+
+    /// Sets a configuration value (fsynced).
+    pub fn set_config(&self, name: &str, value: &str) -> Result<(), StoreError> {
+        let _writer = self.lock_writer();
+        let mut batch = self.db.batch().durability(Some(PersistMode::SyncAll));
+        batch.insert(&self.meta, keys::config_key(name), value.as_bytes());
+        batch.commit().map_err(|e| self.storage(e))
+    }
+
+    /// Bytes the data directory takes on disk.
+    pub fn disk_space(&self) -> Result<u64, StoreError> {
+        self.db.disk_space().map_err(|e| self.storage(e))
+    }
+
+    /// How many batches were committed with and without fsync since open.
+    pub fn commit_counts(&self) -> CommitCounts {
+        CommitCounts {
+            synced: self.synced_commits.load(Ordering::Relaxed),
+            buffered: self.buffered_commits.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Number of entries in the id index (O(n)).
+    pub(crate) fn id_index_len(&self) -> Result<usize, StoreError> {
+        self.ids.len().map_err(|e| self.storage(e))
+    }
+
+    /// Overwrites the stored value at `seq` without touching any index:
+    /// simulates on-disk corruption so tests can prove `audit` catches it.
+    #[cfg(feature = "test-support")]
+    pub fn overwrite_value_for_test(&self, seq: u64, value: &[u8]) -> Result<(), StoreError> {
+        let _writer = self.lock_writer();
+        let mut batch = self.db.batch().durability(Some(PersistMode::SyncAll));
+        batch.insert(&self.records, keys::seq_key(seq), value);
+        batch.commit().map_err(|e| self.storage(e))
+    }
+}
+
+fn check_name(field: &'static str, name: &str) -> Result<(), StoreError> {
+    if name.len() > MAX_NAME_BYTES {
+        return Err(StoreError::NameTooLong {
+            field,
+            len: name.len(),
+            max: MAX_NAME_BYTES,
+        });
+    }
+    Ok(())
+}

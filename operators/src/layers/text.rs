@@ -1,0 +1,74 @@
+//! Small string helpers with JavaScript semantics.
+//!
+//! The reference implementation trims and collapses with JavaScript's `\s`
+//! and `String.prototype.trim`, whose whitespace set differs slightly from
+//! Rust's `char::is_whitespace` (JavaScript counts U+FEFF and not U+0085).
+
+/// Whether `c` is whitespace for JavaScript's `\s` and `trim()`.
+pub(super) fn is_js_space(c: char) -> bool {
+    c == '\u{FEFF}' || (c != '\u{85}' && c.is_whitespace())
+}
+
+/// Whether `c` ends a line for JavaScript's multiline `^`.
+pub(super) fn is_js_line_terminator(c: char) -> bool {
+    matches!(c, '\n' | '\r' | '\u{2028}' | '\u{2029}')
+}
+
+/// `s.trim()` in JavaScript.
+pub(super) fn js_trim(s: &str) -> &str {
+    s.trim_matches(is_js_space)
+}
+
+/// `s.replace(/\s+/g, ' ')` in JavaScript: every whitespace run becomes one
+/// space. Does not trim.
+pub(super) fn collapse_spaces(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut in_run = false;
+    for c in s.chars() {
+        if is_js_space(c) {
+            if !in_run {
+                out.push(' ');
+                in_run = true;
+            }
+        } else {
+            out.push(c);
+            in_run = false;
+        }
+    }
+    out
+}
+
+/// Collapses whitespace runs to one space, then trims.
+pub(super) fn collapse_and_trim(s: &str) -> String {
+    js_trim(&collapse_spaces(s)).to_owned()
+}
+
+/// The first `n` Unicode scalar values of `s`.
+pub(super) fn first_chars(s: &str, n: usize) -> &str {
+    match s.char_indices().nth(n) {
+        Some((end, _)) => s.get(..end).unwrap_or(s),
+        None => s,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn whitespace_follows_javascript() {
+        assert!(is_js_space('\u{FEFF}'));
+        assert!(!is_js_space('\u{85}'));
+        assert!(is_js_space('\u{3000}'));
+        assert_eq!(js_trim("\u{FEFF} a \u{3000}"), "a");
+        assert_eq!(collapse_spaces(" a \n\t b "), " a b ");
+        assert_eq!(collapse_and_trim(" a \n\t b "), "a b");
+    }
+
+    #[test]
+    fn first_chars_counts_scalars() {
+        assert_eq!(first_chars("héllo", 2), "hé");
+        assert_eq!(first_chars("日本語", 5), "日本語");
+        assert_eq!(first_chars("abc", 0), "");
+    }
+}

@@ -1,0 +1,49 @@
+//! Token estimate used for the monotonic cost guarantee (spec §4.5).
+
+/// Estimates the token cost of `text`: each maximal run of ASCII code points
+/// (≤ U+007F) counts `ceil(run / 4)`, and every non-ASCII code point counts 1.
+///
+/// ```
+/// use strataflow_operators::layers::estimate_tokens;
+/// assert_eq!(estimate_tokens(""), 0);
+/// assert_eq!(estimate_tokens("abcde"), 2);
+/// assert_eq!(estimate_tokens("ab日本cd"), 4);
+/// ```
+pub fn estimate_tokens(text: &str) -> usize {
+    let mut tokens = 0;
+    let mut ascii_run = 0usize;
+    for c in text.chars() {
+        if c.is_ascii() {
+            ascii_run += 1;
+        } else {
+            tokens += ascii_run.div_ceil(4) + 1;
+            ascii_run = 0;
+        }
+    }
+    tokens + ascii_run.div_ceil(4)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ascii_runs_count_a_quarter_rounded_up() {
+        assert_eq!(estimate_tokens(""), 0);
+        assert_eq!(estimate_tokens("a"), 1);
+        assert_eq!(estimate_tokens("abcd"), 1);
+        assert_eq!(estimate_tokens("abcde"), 2);
+        assert_eq!(estimate_tokens("abcdefgh"), 2);
+        assert_eq!(estimate_tokens("\u{7f}"), 1);
+    }
+
+    #[test]
+    fn non_ascii_code_points_count_one_each() {
+        assert_eq!(estimate_tokens("日本語"), 3);
+        assert_eq!(estimate_tokens("é"), 1);
+        assert_eq!(estimate_tokens("😀"), 1);
+        // Two ASCII runs split by a non-ASCII code point are counted apart.
+        assert_eq!(estimate_tokens("ab日cd"), 3);
+        assert_eq!(estimate_tokens("abcde日abcde"), 5);
+    }
+}
