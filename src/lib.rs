@@ -1,1 +1,28 @@
-//! placeholder
+//! # strataflow
+//!
+//! Long-term memory for AI agents as a durable dataflow pipeline over an
+//! append-only, content-hashed log. This crate is the facade: [`Memory`]
+//! opens a data directory; the `strataflow` binary is its command line.
+//!
+//! ```no_run
+//! use strataflow::Memory;
+//! use strataflow::pipeline::ingest::OnInvalid;
+//!
+//! let memory = Memory::open("strataflow-data")?;
+//! let options = memory.ingest_options();
+//! let stats = memory.ingest_jsonl(
+//!     "examples/data/sample.jsonl".as_ref(),
+//!     &options,
+//!     OnInvalid::Refuse,
+//!     &mut |_| {},
+//! )?;
+//! println!("stored {} messages, sealed {} blocks", stats.stored, stats.blocks_sealed);
+//! # Ok::<(), strataflow::MemoryError>(())
+//! ```
+
+mod memory;
+
+pub use memory::{BlockInfo, Memory, MemoryError, Stats, ThreadBlocks};
+pub use strataflow_log as log;
+pub use strataflow_operators as operators;
+pub use strataflow_pipeline as pipeline;

@@ -69,32 +69,51 @@ pub enum AuditProblem {
 impl std::fmt::Display for AuditProblem {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Self::HashMismatch { seq, recorded, actual } => write!(
+            Self::HashMismatch {
+                seq,
+                recorded,
+                actual,
+            } => write!(
                 f,
                 "record {recorded} (seq {seq}): stored bytes hash to {actual}; the value was altered"
             ),
-            Self::Undecodable { seq, recorded, error } => match recorded {
+            Self::Undecodable {
+                seq,
+                recorded,
+                error,
+            } => match recorded {
                 Some(id) => write!(f, "record {id} (seq {seq}): cannot decode: {error}"),
                 None => write!(f, "seq {seq}: cannot decode: {error}"),
             },
-            Self::IdIndexMismatch { seq, id, indexed_seq } => match indexed_seq {
+            Self::IdIndexMismatch {
+                seq,
+                id,
+                indexed_seq,
+            } => match indexed_seq {
                 Some(other) => write!(f, "record {id} (seq {seq}): id index points at seq {other}"),
                 None => write!(f, "record {id} (seq {seq}): missing from the id index"),
             },
-            Self::BadParent { seq, id, parent, parent_seq } => match parent_seq {
+            Self::BadParent {
+                seq,
+                id,
+                parent,
+                parent_seq,
+            } => match parent_seq {
                 Some(p) => write!(
                     f,
                     "record {id} (seq {seq}): parent {parent} is at seq {p}, not before it"
                 ),
-                None => write!(f, "record {id} (seq {seq}): parent {parent} is not in the log"),
+                None => write!(
+                    f,
+                    "record {id} (seq {seq}): parent {parent} is not in the log"
+                ),
             },
             Self::SequenceGap { expected, found } => {
                 write!(f, "sequence gap: expected seq {expected}, found {found}")
             }
-            Self::IndexSize { records, indexed } => write!(
-                f,
-                "id index holds {indexed} entries for {records} records"
-            ),
+            Self::IndexSize { records, indexed } => {
+                write!(f, "id index holds {indexed} entries for {records} records")
+            }
         }
     }
 }
@@ -126,7 +145,10 @@ impl Store {
             let (seq, bytes) = item?;
             report.records += 1;
             if seq != expected {
-                report.problems.push(AuditProblem::SequenceGap { expected, found: seq });
+                report.problems.push(AuditProblem::SequenceGap {
+                    expected,
+                    found: seq,
+                });
             }
             expected = seq + 1;
             let actual = id_of(&bytes);
@@ -136,7 +158,11 @@ impl Store {
             };
             if let Some(recorded) = recorded {
                 if recorded != actual {
-                    report.problems.push(AuditProblem::HashMismatch { seq, recorded, actual });
+                    report.problems.push(AuditProblem::HashMismatch {
+                        seq,
+                        recorded,
+                        actual,
+                    });
                     continue;
                 }
             }

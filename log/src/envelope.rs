@@ -131,17 +131,21 @@ pub fn encode_with_id(record: &Record) -> Result<(RecordId, Vec<u8>), EncodeErro
 pub fn peek_kind(envelope: &[u8]) -> Result<RecordKind, DecodeError> {
     let (magic, rest) = envelope
         .split_first_chunk::<2>()
-        .ok_or(DecodeError::Truncated { len: envelope.len() })?;
+        .ok_or(DecodeError::Truncated {
+            len: envelope.len(),
+        })?;
     if *magic != MAGIC {
         return Err(DecodeError::BadMagic { found: *magic });
     }
-    let (&code, rest) = rest
-        .split_first()
-        .ok_or(DecodeError::Truncated { len: envelope.len() })?;
+    let (&code, rest) = rest.split_first().ok_or(DecodeError::Truncated {
+        len: envelope.len(),
+    })?;
     let kind = RecordKind::from_code(code).ok_or(DecodeError::UnknownKind { code })?;
     let (version, _) = rest
         .split_first_chunk::<2>()
-        .ok_or(DecodeError::Truncated { len: envelope.len() })?;
+        .ok_or(DecodeError::Truncated {
+            len: envelope.len(),
+        })?;
     let found = u16::from_be_bytes(*version);
     if found != kind.schema_version() {
         return Err(DecodeError::UnsupportedVersion {

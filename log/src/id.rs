@@ -70,7 +70,9 @@ impl FromStr for RecordId {
     type Err = ParseIdError;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let err = || ParseIdError { input: s.to_owned() };
+        let err = || ParseIdError {
+            input: s.to_owned(),
+        };
         let bytes = hex::decode(s.trim()).map_err(|_| err())?;
         Self::from_slice(&bytes).ok_or_else(err)
     }

@@ -109,7 +109,10 @@ mod tests {
         let b = thread_prefix("a", "bc");
         assert_ne!(a, b);
         assert_eq!(parse_thread_prefix(&a), Some(("ab".into(), "c".into())));
-        assert_eq!(parse_thread_prefix(&thread_prefix("", "t")), Some((String::new(), "t".into())));
+        assert_eq!(
+            parse_thread_prefix(&thread_prefix("", "t")),
+            Some((String::new(), "t".into()))
+        );
     }
 
     #[test]

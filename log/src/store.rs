@@ -142,7 +142,9 @@ pub struct Store {
 
 impl std::fmt::Debug for Store {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Store").field("path", &self.path).finish_non_exhaustive()
+        f.debug_struct("Store")
+            .field("path", &self.path)
+            .finish_non_exhaustive()
     }
 }
 
@@ -168,7 +170,10 @@ impl Store {
             },
         };
         let db = Database::builder(&path).open().map_err(storage)?;
-        let ks = |name: &str| db.keyspace(name, KeyspaceCreateOptions::default).map_err(storage);
+        let ks = |name: &str| {
+            db.keyspace(name, KeyspaceCreateOptions::default)
+                .map_err(storage)
+        };
         let store = Self {
             records: ks(keys::RECORDS)?,
             ids: ks(keys::IDS)?,
@@ -203,7 +208,9 @@ impl Store {
     fn lock_writer(&self) -> std::sync::MutexGuard<'_, u64> {
         // A panic while holding the lock cannot leave a half-written batch
         // (batches are atomic), so a poisoned lock is safe to reuse.
-        self.writer.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.writer
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Appends records in one atomic batch. Records already in the log (same
@@ -258,7 +265,11 @@ impl Store {
                 );
             }
             batch.insert(&self.records, keys::seq_key(seq), bytes);
-            batch.insert(&self.ids, id.as_bytes().as_slice(), keys::seq_key(seq).as_slice());
+            batch.insert(
+                &self.ids,
+                id.as_bytes().as_slice(),
+                keys::seq_key(seq).as_slice(),
+            );
             batch.insert(
                 &self.kinds,
                 keys::kind_key(record.kind(), seq).as_slice(),
@@ -277,7 +288,11 @@ impl Store {
         }
         for (kind, added) in &pending.counts {
             let total = self.count(*kind)? + added;
-            batch.insert(&self.meta, keys::count_key(*kind), total.to_be_bytes().as_slice());
+            batch.insert(
+                &self.meta,
+                keys::count_key(*kind),
+                total.to_be_bytes().as_slice(),
+            );
         }
         batch.commit().map_err(|e| self.storage(e))?;
         match durability {
@@ -376,20 +391,24 @@ impl Store {
     fn head_at(&self, prefix: &[u8]) -> Result<Option<ThreadHead>, StoreError> {
         match self.heads.get(prefix).map_err(|e| self.storage(e))? {
             None => Ok(None),
-            Some(v) => ThreadHead::decode(&v).map(Some).ok_or_else(|| StoreError::Corrupt {
-                keyspace: keys::HEADS,
-                detail: format!("head value of {} bytes", v.len()),
-            }),
+            Some(v) => ThreadHead::decode(&v)
+                .map(Some)
+                .ok_or_else(|| StoreError::Corrupt {
+                    keyspace: keys::HEADS,
+                    detail: format!("head value of {} bytes", v.len()),
+                }),
         }
     }
 
     fn external_id_at(&self, key: &[u8]) -> Result<Option<RecordId>, StoreError> {
         match self.external.get(key).map_err(|e| self.storage(e))? {
             None => Ok(None),
-            Some(v) => RecordId::from_slice(&v).map(Some).ok_or_else(|| StoreError::Corrupt {
-                keyspace: keys::EXTERNAL,
-                detail: format!("id of {} bytes", v.len()),
-            }),
+            Some(v) => RecordId::from_slice(&v)
+                .map(Some)
+                .ok_or_else(|| StoreError::Corrupt {
+                    keyspace: keys::EXTERNAL,
+                    detail: format!("id of {} bytes", v.len()),
+                }),
         }
     }
 
@@ -397,16 +416,20 @@ impl Store {
     pub fn seq_of(&self, id: &RecordId) -> Result<Option<u64>, StoreError> {
         match self.ids.get(id.as_bytes()).map_err(|e| self.storage(e))? {
             None => Ok(None),
-            Some(v) => keys::decode_seq(&v).map(Some).ok_or_else(|| StoreError::Corrupt {
-                keyspace: keys::IDS,
-                detail: format!("sequence of {} bytes for {id}", v.len()),
-            }),
+            Some(v) => keys::decode_seq(&v)
+                .map(Some)
+                .ok_or_else(|| StoreError::Corrupt {
+                    keyspace: keys::IDS,
+                    detail: format!("sequence of {} bytes for {id}", v.len()),
+                }),
         }
     }
 
     /// Whether a record is in the log.
     pub fn contains(&self, id: &RecordId) -> Result<bool, StoreError> {
-        self.ids.contains_key(id.as_bytes()).map_err(|e| self.storage(e))
+        self.ids
+            .contains_key(id.as_bytes())
+            .map_err(|e| self.storage(e))
     }
 
     /// Reads a record by id.
@@ -429,7 +452,11 @@ impl Store {
     }
 
     /// Finds the ids starting with a hex prefix (at most `limit`).
-    pub fn ids_with_prefix(&self, hex_prefix: &str, limit: usize) -> Result<Vec<RecordId>, StoreError> {
+    pub fn ids_with_prefix(
+        &self,
+        hex_prefix: &str,
+        limit: usize,
+    ) -> Result<Vec<RecordId>, StoreError> {
         let even = hex_prefix.len() - hex_prefix.len() % 2;
         let Ok(bytes) = hex::decode(hex_prefix.get(..even).unwrap_or_default()) else {
             return Ok(Vec::new());
@@ -464,10 +491,12 @@ impl Store {
             None => Ok(None),
             Some(guard) => {
                 let key = guard.key().map_err(|e| self.storage(e))?;
-                keys::decode_seq(&key).map(Some).ok_or_else(|| StoreError::Corrupt {
-                    keyspace: keys::RECORDS,
-                    detail: format!("key of {} bytes", key.len()),
-                })
+                keys::decode_seq(&key)
+                    .map(Some)
+                    .ok_or_else(|| StoreError::Corrupt {
+                        keyspace: keys::RECORDS,
+                        detail: format!("key of {} bytes", key.len()),
+                    })
             }
         }
     }
@@ -486,7 +515,10 @@ impl Store {
     }
 
     /// Raw envelopes from sequence `from` on, in log order.
-    pub fn scan_raw(&self, from: u64) -> impl Iterator<Item = Result<(u64, Vec<u8>), StoreError>> + '_ {
+    pub fn scan_raw(
+        &self,
+        from: u64,
+    ) -> impl Iterator<Item = Result<(u64, Vec<u8>), StoreError>> + '_ {
         self.records.range(keys::seq_key(from)..).map(move |guard| {
             let (k, v) = guard.into_inner().map_err(|e| self.storage(e))?;
             let seq = keys::decode_seq(&k).ok_or_else(|| StoreError::Corrupt {
@@ -498,7 +530,10 @@ impl Store {
     }
 
     /// Ids of one kind, in log order.
-    pub fn ids_of_kind(&self, kind: RecordKind) -> impl Iterator<Item = Result<(u64, RecordId), StoreError>> + '_ {
+    pub fn ids_of_kind(
+        &self,
+        kind: RecordKind,
+    ) -> impl Iterator<Item = Result<(u64, RecordId), StoreError>> + '_ {
         self.kinds.prefix([kind.code()]).map(move |guard| {
             let (k, v) = guard.into_inner().map_err(|e| self.storage(e))?;
             let seq = k.get(1..).and_then(keys::decode_seq);
@@ -528,7 +563,7 @@ impl Store {
         tenant: &str,
         thread: &str,
         from: u64,
-    ) -> impl Iterator<Item = Result<(u64, RecordKind, RecordId), StoreError>> + '_ {
+    ) -> impl DoubleEndedIterator<Item = Result<(u64, RecordKind, RecordId), StoreError>> + '_ {
         let prefix = keys::thread_prefix(tenant, thread);
         let start = keys::thread_seq_key(&prefix, from);
         let end = keys::thread_seq_key(&prefix, u64::MAX);
@@ -549,7 +584,11 @@ impl Store {
     }
 
     /// The head of a thread, if it has any record.
-    pub fn thread_head(&self, tenant: &str, thread: &str) -> Result<Option<ThreadHead>, StoreError> {
+    pub fn thread_head(
+        &self,
+        tenant: &str,
+        thread: &str,
+    ) -> Result<Option<ThreadHead>, StoreError> {
         self.head_at(&keys::thread_prefix(tenant, thread))
     }
 
@@ -578,7 +617,10 @@ impl Store {
         thread: &str,
         external_id: &str,
     ) -> Result<Option<RecordId>, StoreError> {
-        self.external_id_at(&keys::external_key(&keys::thread_prefix(tenant, thread), external_id))
+        self.external_id_at(&keys::external_key(
+            &keys::thread_prefix(tenant, thread),
+            external_id,
+        ))
     }
 
     /// Number of records of a kind.

@@ -80,7 +80,9 @@ impl SourceTime {
             .offset_minutes
             .and_then(|m| FixedOffset::east_opt(i32::from(m) * 60));
         match (Utc.timestamp_millis_opt(self.utc_ms).single(), offset) {
-            (Some(t), Some(o)) => t.with_timezone(&o).to_rfc3339_opts(SecondsFormat::Millis, true),
+            (Some(t), Some(o)) => t
+                .with_timezone(&o)
+                .to_rfc3339_opts(SecondsFormat::Millis, true),
             (Some(t), None) => t.to_rfc3339_opts(SecondsFormat::Millis, true),
             (None, _) => format!("@{}ms", self.utc_ms),
         }

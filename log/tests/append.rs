@@ -13,11 +13,15 @@ fn append_is_idempotent_and_reports_what_was_new() {
     let store = Store::open(dir.path()).unwrap();
     let a = Record::Message(msg("t", "1", 0, Role::User, "hello"));
     let b = Record::Message(msg("t", "2", 1, Role::Assistant, "hi"));
-    let first = store.append(&[a.clone(), b.clone()], Durability::Sync).unwrap();
+    let first = store
+        .append(&[a.clone(), b.clone()], Durability::Sync)
+        .unwrap();
     assert_eq!(first.new_count(), 2);
     assert_eq!(first.records[0].seq, 1);
     assert_eq!(first.records[1].seq, 2);
-    let again = store.append(&[a.clone(), b, a.clone()], Durability::Sync).unwrap();
+    let again = store
+        .append(&[a.clone(), b, a.clone()], Durability::Sync)
+        .unwrap();
     assert_eq!(again.new_count(), 0);
     assert_eq!(again.records[0].seq, 1);
     assert_eq!(store.count(RecordKind::Message).unwrap(), 2);
@@ -44,12 +48,18 @@ fn records_survive_reopen_and_sequence_continues() {
     {
         let store = Store::open(dir.path()).unwrap();
         store
-            .append(&[Record::Message(msg("t", "1", 0, Role::User, "a"))], Durability::Sync)
+            .append(
+                &[Record::Message(msg("t", "1", 0, Role::User, "a"))],
+                Durability::Sync,
+            )
             .unwrap();
     }
     let store = Store::open(dir.path()).unwrap();
     let r = store
-        .append(&[Record::Message(msg("t", "2", 1, Role::User, "b"))], Durability::Sync)
+        .append(
+            &[Record::Message(msg("t", "2", 1, Role::User, "b"))],
+            Durability::Sync,
+        )
         .unwrap();
     assert_eq!(r.records[0].seq, 2);
     let head = store.thread_head("", "t").unwrap().unwrap();
@@ -65,13 +75,20 @@ fn a_missing_parent_refuses_the_whole_batch() {
     let orphan_block = block("t", 1, (1, 1), &[&m0]);
     let err = store
         .append(
-            &[Record::Message(msg("u", "x", 0, Role::User, "other thread")), Record::Block(orphan_block)],
+            &[
+                Record::Message(msg("u", "x", 0, Role::User, "other thread")),
+                Record::Block(orphan_block),
+            ],
             Durability::Sync,
         )
         .unwrap_err();
     assert!(matches!(err, StoreError::MissingParent { .. }), "{err}");
     assert!(err.to_string().contains("not in the log"));
-    assert_eq!(store.last_seq().unwrap(), None, "nothing of the batch was written");
+    assert_eq!(
+        store.last_seq().unwrap(),
+        None,
+        "nothing of the batch was written"
+    );
     assert_eq!(store.thread_head("", "u").unwrap(), None);
 }
 
@@ -89,12 +106,23 @@ fn parents_earlier_in_the_same_batch_are_accepted() {
         )
         .unwrap();
     let head = store.thread_head("", "t").unwrap().unwrap();
-    assert_eq!((head.messages, head.blocks, head.sealed_messages, head.end_turn), (2, 1, 2, 1));
+    assert_eq!(
+        (
+            head.messages,
+            head.blocks,
+            head.sealed_messages,
+            head.end_turn
+        ),
+        (2, 1, 2, 1)
+    );
     let kinds: Vec<_> = store
         .thread_records("", "t", 0)
         .map(|r| r.unwrap().1)
         .collect();
-    assert_eq!(kinds, vec![RecordKind::Message, RecordKind::Message, RecordKind::Block]);
+    assert_eq!(
+        kinds,
+        vec![RecordKind::Message, RecordKind::Message, RecordKind::Block]
+    );
 }
 
 #[test]
@@ -102,15 +130,27 @@ fn an_external_id_maps_to_one_message() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();
     store
-        .append(&[Record::Message(msg("t", "1", 0, Role::User, "a"))], Durability::Sync)
+        .append(
+            &[Record::Message(msg("t", "1", 0, Role::User, "a"))],
+            Durability::Sync,
+        )
         .unwrap();
     let err = store
-        .append(&[Record::Message(msg("t", "1", 1, Role::User, "changed"))], Durability::Sync)
+        .append(
+            &[Record::Message(msg("t", "1", 1, Role::User, "changed"))],
+            Durability::Sync,
+        )
         .unwrap_err();
-    assert!(matches!(err, StoreError::ConflictingMessage { .. }), "{err}");
+    assert!(
+        matches!(err, StoreError::ConflictingMessage { .. }),
+        "{err}"
+    );
     // The same external id in another thread is a different message.
     store
-        .append(&[Record::Message(msg("t2", "1", 0, Role::User, "a"))], Durability::Sync)
+        .append(
+            &[Record::Message(msg("t2", "1", 0, Role::User, "a"))],
+            Durability::Sync,
+        )
         .unwrap();
 }
 
@@ -119,13 +159,20 @@ fn positions_and_block_ordinals_must_be_contiguous() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();
     let err = store
-        .append(&[Record::Message(msg("t", "1", 5, Role::User, "a"))], Durability::Sync)
+        .append(
+            &[Record::Message(msg("t", "1", 5, Role::User, "a"))],
+            Durability::Sync,
+        )
         .unwrap_err();
     assert!(err.to_string().contains("expected 0"), "{err}");
     let m0 = msg("t", "1", 0, Role::User, "a");
-    store.append(&[Record::Message(m0.clone())], Durability::Sync).unwrap();
+    store
+        .append(&[Record::Message(m0.clone())], Durability::Sync)
+        .unwrap();
     let wrong = block("t", 2, (1, 1), &[&m0]);
-    let err = store.append(&[Record::Block(wrong)], Durability::Sync).unwrap_err();
+    let err = store
+        .append(&[Record::Block(wrong)], Durability::Sync)
+        .unwrap_err();
     assert!(matches!(err, StoreError::ThreadOrder { .. }), "{err}");
 }
 
@@ -134,16 +181,25 @@ fn durability_is_chosen_per_append() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();
     store
-        .append(&[Record::Message(msg("t", "1", 0, Role::User, "a"))], Durability::default())
+        .append(
+            &[Record::Message(msg("t", "1", 0, Role::User, "a"))],
+            Durability::default(),
+        )
         .unwrap();
     store
-        .append(&[Record::Message(msg("t", "2", 1, Role::User, "b"))], Durability::Buffered)
+        .append(
+            &[Record::Message(msg("t", "2", 1, Role::User, "b"))],
+            Durability::Buffered,
+        )
         .unwrap();
     let counts = store.commit_counts();
     assert_eq!((counts.synced, counts.buffered), (1, 1), "default is fsync");
     // An append that writes nothing commits nothing.
     store
-        .append(&[Record::Message(msg("t", "1", 0, Role::User, "a"))], Durability::Sync)
+        .append(
+            &[Record::Message(msg("t", "1", 0, Role::User, "a"))],
+            Durability::Sync,
+        )
         .unwrap();
     assert_eq!(store.commit_counts().synced, 1);
 }
@@ -154,5 +210,8 @@ fn a_second_open_of_the_same_directory_is_refused_at_once() {
     let _first = Store::open(dir.path()).unwrap();
     let err = Store::open(dir.path()).unwrap_err();
     assert!(matches!(err, StoreError::InUse { .. }), "{err}");
-    assert!(err.to_string().contains("in use by another strataflow process"));
+    assert!(
+        err.to_string()
+            .contains("in use by another strataflow process")
+    );
 }

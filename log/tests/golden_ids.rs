@@ -4,7 +4,7 @@
 
 use strataflow_log::envelope::{decode, encode, encode_with_id};
 use strataflow_log::record::{
-    Block, Derivation, Governance, GovernanceAction, Actor, Message, Outcome, Record, Role,
+    Actor, Block, Derivation, Governance, GovernanceAction, Message, Outcome, Record, Role,
     ToolCall,
 };
 use strataflow_log::{RecordId, SourceTime};
@@ -48,7 +48,11 @@ fn id(r: &Record) -> String {
 #[test]
 fn message_envelope_bytes_are_pinned() {
     let bytes = encode(&Record::Message(message())).unwrap();
-    assert_eq!(&bytes[..5], b"SF\x01\x00\x01", "header: magic, kind 1, schema 1");
+    assert_eq!(
+        &bytes[..5],
+        b"SF\x01\x00\x01",
+        "header: magic, kind 1, schema 1"
+    );
     assert_eq!(
         blake3::hash(&bytes).to_hex().to_string(),
         "211bdd61e2d9420469bd937e0d689264e503ab3927f1074c1283cc29866c0904",
@@ -60,8 +64,14 @@ fn message_envelope_bytes_are_pinned() {
 fn record_ids_are_pinned() {
     let m1 = Record::Message(message());
     let m2 = Record::Message(tool_message());
-    assert_eq!(id(&m1), "13c31a92c698f6470587ba59baf068eab118c8cf49c659197a73abc27cde8614");
-    assert_eq!(id(&m2), "5555caa10eaf7460045fa17f1e2c9483312e178328f2a232b2ac0dce771f19ee");
+    assert_eq!(
+        id(&m1),
+        "13c31a92c698f6470587ba59baf068eab118c8cf49c659197a73abc27cde8614"
+    );
+    assert_eq!(
+        id(&m2),
+        "5555caa10eaf7460045fa17f1e2c9483312e178328f2a232b2ac0dce771f19ee"
+    );
     let m1_id: RecordId = id(&m1).parse().unwrap();
     let block = Record::Block(Block {
         tenant: String::new(),
@@ -76,7 +86,10 @@ fn record_ids_are_pinned() {
         l4: "User: Hey Mel! Good to see you! How have you been?".into(),
         l3: "User: Hey Mel! Good to see you! How have you been?".into(),
     });
-    assert_eq!(id(&block), "50c953c19592a4735a1a9749750d4fbbadd64e6037f68c44e767ffc42cbb25f1");
+    assert_eq!(
+        id(&block),
+        "50c953c19592a4735a1a9749750d4fbbadd64e6037f68c44e767ffc42cbb25f1"
+    );
     let gov = Record::Governance(Governance {
         tenant: String::new(),
         target: m1_id,
@@ -85,17 +98,25 @@ fn record_ids_are_pinned() {
         reason: None,
         previous: None,
     });
-    assert_eq!(id(&gov), "72647d55b827c06fc66e996d62fdfd04755baa75c0c8042aae9735423e18427a");
+    assert_eq!(
+        id(&gov),
+        "72647d55b827c06fc66e996d62fdfd04755baa75c0c8042aae9735423e18427a"
+    );
     let derivation = Record::Derivation(Derivation {
         tenant: String::new(),
         operator: "heuristic-summarizer@1".into(),
         config_hash: RecordId([7; 32]),
         inputs: vec![m1_id],
         outputs: vec![],
-        outcome: Outcome::Failed { error: "boom".into() },
+        outcome: Outcome::Failed {
+            error: "boom".into(),
+        },
         attempt: 2,
     });
-    assert_eq!(id(&derivation), "2dd90b1510fb65c6043e86c31b33591536a8d27089eadbb88cb924d5e3d9a14e");
+    assert_eq!(
+        id(&derivation),
+        "2dd90b1510fb65c6043e86c31b33591536a8d27089eadbb88cb924d5e3d9a14e"
+    );
 }
 
 #[test]

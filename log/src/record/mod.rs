@@ -13,7 +13,9 @@ pub use derived::{
     Assertion, BlockSummary, Criticality, Event, EventTemporal, EventType, Fact, FactMode,
     GraphAssertion, NodeKey, NodeType, Occurrence, Precision, Scope, TimeBasis,
 };
-pub use governance::{Actor, Governance, GovernanceAction, ImportAction, ImportDecision, ImportSource};
+pub use governance::{
+    Actor, Governance, GovernanceAction, ImportAction, ImportDecision, ImportSource,
+};
 pub use message::{Message, Role, ToolCall};
 pub use provenance::{Derivation, ModelCall, Outcome, TokenUsage};
 pub use query::{Assessment, EvidenceRef, RefKind, Retrieval, UseReceipt, Verdict};

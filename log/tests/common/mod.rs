@@ -31,8 +31,13 @@ pub fn block(thread: &str, ordinal: u32, turns: (u32, u32), messages: &[&Message
         end_turn: turns.1,
         first_position: messages.first().map_or(0, |m| m.position),
         last_position: messages.last().map_or(0, |m| m.position),
-        messages: messages.iter().map(|m| id_of(&Record::Message((*m).clone()))).collect(),
-        time: messages.last().map_or(SourceTime::utc_without_offset(0), |m| m.time),
+        messages: messages
+            .iter()
+            .map(|m| id_of(&Record::Message((*m).clone())))
+            .collect(),
+        time: messages
+            .last()
+            .map_or(SourceTime::utc_without_offset(0), |m| m.time),
         l4: String::new(),
         l3: String::new(),
     }

@@ -1,0 +1,78 @@
+//! The raw (L5) rendering used for the monotonic cost comparison (spec §4.1,
+//! V3 `formatRawTranscript`).
+
+use strataflow_log::record::ToolCall;
+
+use super::TranscriptMessage;
+
+/// Renders every message, system messages included, as
+/// `"{role}: {content}"` (lowercase role, content verbatim), each followed by
+/// one `Tool call (raw): {"name":…,"arguments":…,"result":…}` line per tool
+/// call. All lines are joined with a blank line (`"\n\n"`).
+///
+/// `arguments` and `result` are embedded as JSON values (`null` when absent;
+/// text that is not JSON is embedded as a JSON string).
+pub fn render_raw(messages: &[TranscriptMessage<'_>]) -> String {
+    let mut lines = Vec::new();
+    for message in messages {
+        lines.push(format!("{}: {}", message.role.as_str(), message.content));
+        lines.extend(message.tool_calls.iter().map(raw_tool_line));
+    }
+    lines.join("\n\n")
+}
+
+fn raw_tool_line(call: &ToolCall) -> String {
+    let json = |text: Option<&str>| match text {
+        None => serde_json::Value::Null,
+        Some(text) => serde_json::from_str(text)
+            .unwrap_or_else(|_| serde_json::Value::String(text.to_owned())),
+    };
+    format!(
+        "Tool call (raw): {{\"name\":{},\"arguments\":{},\"result\":{}}}",
+        serde_json::Value::String(call.name.clone()),
+        json(call.arguments.as_deref()),
+        json(call.result.as_deref()),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use strataflow_log::record::Role;
+
+    use super::*;
+
+    #[test]
+    fn renders_every_message_and_raw_tool_calls() {
+        let calls = [
+            ToolCall {
+                name: "search".into(),
+                arguments: Some(r#"{"q":"x"}"#.into()),
+                result: None,
+            },
+            ToolCall {
+                name: "say \"hi\"".into(),
+                arguments: None,
+                result: Some("not json".into()),
+            },
+        ];
+        let messages = [
+            TranscriptMessage {
+                role: Role::System,
+                content: "be brief",
+                tool_calls: &[],
+            },
+            TranscriptMessage {
+                role: Role::Assistant,
+                content: " looking ",
+                tool_calls: &calls,
+            },
+        ];
+        assert_eq!(
+            render_raw(&messages),
+            "system: be brief\n\nassistant:  looking \n\n\
+             Tool call (raw): {\"name\":\"search\",\"arguments\":{\"q\":\"x\"},\"result\":null}\n\n\
+             Tool call (raw): {\"name\":\"say \\\"hi\\\"\",\"arguments\":null,\"result\":\"not json\"}"
+        );
+        assert_eq!(render_raw(&[]), "");
+    }
+}

@@ -1,0 +1,103 @@
+//! Command-line arguments.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// strataflow: long-term memory for AI agents over a content-hashed log.
+#[derive(Debug, Parser)]
+#[command(name = "strataflow", version, about, long_about = None)]
+pub struct Cli {
+    /// Data directory [default: $STRATAFLOW_DATA, else ./strataflow-data]
+    #[arg(long, global = true, value_name = "DIR")]
+    pub data: Option<PathBuf>,
+
+    /// The command.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Create or configure a data directory.
+    Init {
+        /// Turns per sealed block (default 12; fixed once messages exist).
+        #[arg(long, value_name = "N")]
+        block_turns: Option<u32>,
+    },
+    /// Ingest a JSONL message file (one message per line; see docs/format.md).
+    Ingest {
+        /// The file.
+        file: PathBuf,
+        /// Ingest options.
+        #[command(flatten)]
+        options: IngestArgs,
+    },
+    /// Import from another format.
+    #[command(subcommand)]
+    Import(ImportCommand),
+    /// Records per kind, tenants, threads, messages, blocks, open tail, bytes on disk.
+    Stats {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The blocks of a thread: ordinal, turns, message ids, L3/L4 sizes, and the open tail.
+    Blocks {
+        /// Thread.
+        #[arg(long)]
+        thread: String,
+        /// Tenant.
+        #[arg(long, default_value = "")]
+        tenant: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Any record as JSON, by id or unique id prefix.
+    Show {
+        /// Record id (64 hex digits) or a unique prefix of at least 4.
+        id: String,
+    },
+    /// Recompute every hash, check parents and sequence; exit 4 with the offending ids if not intact.
+    Audit {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// `import` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum ImportCommand {
+    /// Import LoCoMo conversations (locomo10.json or one-conversation files).
+    Locomo {
+        /// The file.
+        file: PathBuf,
+        /// Tenant to import into.
+        #[arg(long, default_value = "")]
+        tenant: String,
+        /// Ingest options.
+        #[command(flatten)]
+        options: IngestArgs,
+    },
+}
+
+/// Options shared by ingest and import.
+#[derive(Debug, Args)]
+pub struct IngestArgs {
+    /// Store the valid items and write rejected ones, with reasons, to FILE (JSONL).
+    #[arg(long, value_name = "FILE")]
+    pub skip_invalid: Option<PathBuf>,
+    /// Acknowledge batches once in OS buffers instead of fsyncing each one
+    /// (survives a process crash, not a power loss).
+    #[arg(long)]
+    pub no_fsync: bool,
+    /// Records per committed batch.
+    #[arg(long, value_name = "N", default_value_t = strataflow::pipeline::ingest::DEFAULT_BATCH_RECORDS)]
+    pub batch_records: usize,
+    /// No progress output.
+    #[arg(long, short)]
+    pub quiet: bool,
+}

@@ -1,0 +1,219 @@
+//! The `strataflow` command line: parse, run, report one clear error line.
+
+mod args;
+mod progress;
+mod render;
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::Parser;
+use strataflow::pipeline::ingest::{IngestError, IngestStats, OnInvalid};
+use strataflow::{Memory, MemoryError};
+
+use args::{Cli, Command, ImportCommand, IngestArgs};
+use progress::Progress;
+
+/// Exit status when input was refused.
+const EXIT_REFUSED: u8 = 3;
+/// Exit status when audit found problems.
+const EXIT_AUDIT_FAILED: u8 = 4;
+
+/// A command's failure: message and exit status.
+struct Failure {
+    message: String,
+    status: u8,
+}
+
+impl From<MemoryError> for Failure {
+    fn from(e: MemoryError) -> Self {
+        let status = match &e {
+            MemoryError::Ingest(e) if matches!(**e, IngestError::Refused { .. }) => EXIT_REFUSED,
+            _ => 1,
+        };
+        Self {
+            message: e.to_string(),
+            status,
+        }
+    }
+}
+
+impl From<std::io::Error> for Failure {
+    fn from(e: std::io::Error) -> Self {
+        Self {
+            message: e.to_string(),
+            status: 1,
+        }
+    }
+}
+
+/// Entry point of the binary.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_tracing();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(f) => {
+            if !f.message.is_empty() {
+                eprintln!("error: {}", f.message);
+            }
+            ExitCode::from(f.status)
+        }
+    }
+}
+
+fn init_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+fn data_dir(cli: &Cli) -> PathBuf {
+    cli.data
+        .clone()
+        .or_else(|| std::env::var_os("STRATAFLOW_DATA").map(PathBuf::from))
+        .unwrap_or_else(|| PathBuf::from("strataflow-data"))
+}
+
+fn run(cli: Cli) -> Result<(), Failure> {
+    let dir = data_dir(&cli);
+    let mut out = std::io::stdout().lock();
+    match cli.command {
+        Command::Init { block_turns } => {
+            let memory = Memory::open_with(&dir, block_turns)?;
+            writeln!(
+                out,
+                "data directory {} ready: blocks of {} turns",
+                dir.display(),
+                memory.block_turns()
+            )?;
+        }
+        Command::Ingest { file, options } => {
+            let memory = Memory::open(&dir)?;
+            let stats = run_ingest(
+                &memory,
+                &file,
+                &options,
+                |memory, opts, on_invalid, progress| {
+                    memory.ingest_jsonl(&file, opts, on_invalid, progress)
+                },
+            )?;
+            render::ingest_summary(
+                &mut out,
+                &memory,
+                &file,
+                &stats.0,
+                stats.1,
+                options.skip_invalid.as_deref(),
+            )?;
+        }
+        Command::Import(ImportCommand::Locomo {
+            file,
+            tenant,
+            options,
+        }) => {
+            let memory = Memory::open(&dir)?;
+            let stats = run_ingest(
+                &memory,
+                &file,
+                &options,
+                |memory, opts, on_invalid, progress| {
+                    memory.import_locomo(&file, &tenant, opts, on_invalid, progress)
+                },
+            )?;
+            render::ingest_summary(
+                &mut out,
+                &memory,
+                &file,
+                &stats.0,
+                stats.1,
+                options.skip_invalid.as_deref(),
+            )?;
+        }
+        Command::Stats { json } => {
+            let memory = Memory::open(&dir)?;
+            render::stats(&mut out, &memory.stats()?, json)?;
+        }
+        Command::Blocks {
+            thread,
+            tenant,
+            json,
+        } => {
+            let memory = Memory::open(&dir)?;
+            render::blocks(&mut out, &memory.blocks(&tenant, &thread)?, json)?;
+        }
+        Command::Show { id } => {
+            let memory = Memory::open(&dir)?;
+            render::record(&mut out, &memory.show(&id)?)?;
+        }
+        Command::Audit { json } => {
+            let memory = Memory::open(&dir)?;
+            let report = memory.audit()?;
+            render::audit(&mut out, &report, json)?;
+            if !report.is_clean() {
+                return Err(Failure {
+                    message: format!("audit found {} problem(s)", report.problems.len()),
+                    status: EXIT_AUDIT_FAILED,
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Runs an ingest with the shared options, progress and rejects file.
+fn run_ingest(
+    memory: &Memory,
+    file: &Path,
+    args: &IngestArgs,
+    call: impl FnOnce(
+        &Memory,
+        &strataflow::pipeline::ingest::IngestOptions,
+        OnInvalid<'_>,
+        &mut dyn FnMut(&IngestStats),
+    ) -> Result<IngestStats, MemoryError>,
+) -> Result<(IngestStats, std::time::Duration), Failure> {
+    if args.batch_records == 0 {
+        return Err(Failure {
+            message: "--batch-records must be at least 1".into(),
+            status: 2,
+        });
+    }
+    let mut options = memory.ingest_options();
+    options.batch_records = args.batch_records;
+    if args.no_fsync {
+        options.durability = strataflow::log::Durability::Buffered;
+    }
+    let label = file
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut progress = Progress::new(&label, args.quiet);
+    let result = match &args.skip_invalid {
+        None => call(memory, &options, OnInvalid::Refuse, &mut |s| {
+            progress.update(s)
+        }),
+        Some(path) => {
+            let file = File::create(path).map_err(|e| Failure {
+                message: format!("cannot create rejects file {}: {e}", path.display()),
+                status: 1,
+            })?;
+            let mut rejects = BufWriter::new(file);
+            let result = call(
+                memory,
+                &options,
+                OnInvalid::Quarantine(&mut rejects),
+                &mut |s| progress.update(s),
+            );
+            rejects.flush()?;
+            result
+        }
+    };
+    progress.finish();
+    Ok((result?, progress.elapsed()))
+}

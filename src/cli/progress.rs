@@ -1,0 +1,82 @@
+//! Progress of long jobs on stderr: a live line on a terminal, plain
+//! periodic lines otherwise.
+
+use std::io::{IsTerminal, Write};
+use std::time::{Duration, Instant};
+
+use strataflow::pipeline::ingest::IngestStats;
+
+/// Reports ingest progress at most once per interval.
+pub struct Progress {
+    label: String,
+    enabled: bool,
+    terminal: bool,
+    interval: Duration,
+    started: Instant,
+    last: Option<Instant>,
+    drew_line: bool,
+}
+
+impl Progress {
+    /// `STRATAFLOW_PROGRESS_INTERVAL_MS` overrides the interval (default 1000 ms).
+    pub fn new(label: &str, quiet: bool) -> Self {
+        let ms = std::env::var("STRATAFLOW_PROGRESS_INTERVAL_MS")
+            .ok()
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(1000);
+        Self {
+            label: label.to_owned(),
+            enabled: !quiet,
+            terminal: std::io::stderr().is_terminal(),
+            interval: Duration::from_millis(ms),
+            started: Instant::now(),
+            last: Some(Instant::now()),
+            drew_line: false,
+        }
+    }
+
+    /// Time since start.
+    pub fn elapsed(&self) -> Duration {
+        self.started.elapsed()
+    }
+
+    /// Called after each committed batch.
+    pub fn update(&mut self, stats: &IngestStats) {
+        if !self.enabled {
+            return;
+        }
+        let now = Instant::now();
+        if self
+            .last
+            .is_some_and(|l| now.duration_since(l) < self.interval)
+        {
+            return;
+        }
+        self.last = Some(now);
+        let secs = self.started.elapsed().as_secs_f64().max(1e-9);
+        let line = format!(
+            "{}: {} messages stored, {} already stored, {} blocks sealed, {} rejected ({:.0} msg/s)",
+            self.label,
+            stats.stored,
+            stats.already_stored,
+            stats.blocks_sealed,
+            stats.rejected,
+            stats.read as f64 / secs
+        );
+        let mut err = std::io::stderr().lock();
+        if self.terminal {
+            let _ = write!(err, "\r\x1b[2K{line}");
+            self.drew_line = true;
+        } else {
+            let _ = writeln!(err, "{line}");
+        }
+        let _ = err.flush();
+    }
+
+    /// Clears the live line.
+    pub fn finish(&mut self) {
+        if self.drew_line {
+            let _ = write!(std::io::stderr(), "\r\x1b[2K");
+        }
+    }
+}

@@ -1,0 +1,169 @@
+//! Human-readable and JSON output of the commands.
+
+use std::io::{self, Write};
+use std::path::Path;
+use std::time::Duration;
+
+use strataflow::log::{AuditReport, StoredRecord};
+use strataflow::pipeline::ingest::IngestStats;
+use strataflow::{Memory, MemoryError, Stats, ThreadBlocks};
+
+fn json_line(out: &mut dyn Write, value: &impl serde::Serialize) -> io::Result<()> {
+    serde_json::to_writer_pretty(&mut *out, value).map_err(io::Error::other)?;
+    writeln!(out)
+}
+
+/// After ingest or import: what was read, stored, sealed; the threads.
+pub fn ingest_summary(
+    out: &mut dyn Write,
+    memory: &Memory,
+    file: &Path,
+    stats: &IngestStats,
+    elapsed: Duration,
+    rejects: Option<&Path>,
+) -> Result<(), super::Failure> {
+    let secs = elapsed.as_secs_f64();
+    writeln!(
+        out,
+        "{}: {} messages read in {:.2} s ({:.0} msg/s)",
+        file.display(),
+        stats.read,
+        secs,
+        stats.read as f64 / secs.max(1e-9)
+    )?;
+    writeln!(
+        out,
+        "  stored {} new messages ({} already stored), sealed {} blocks, {} batches",
+        stats.stored, stats.already_stored, stats.blocks_sealed, stats.batches
+    )?;
+    if let Some(path) = rejects {
+        writeln!(
+            out,
+            "  rejected {} items (written to {})",
+            stats.rejected,
+            path.display()
+        )?;
+    }
+    let heads = memory.store().thread_heads().map_err(MemoryError::from)?;
+    let shown = 20;
+    writeln!(out, "threads in {}:", memory.path().display())?;
+    writeln!(
+        out,
+        "  {:<24} {:>9} {:>7} {:>10}",
+        "thread", "messages", "blocks", "open tail"
+    )?;
+    for (tenant, thread, head) in heads.iter().take(shown) {
+        let name = if tenant.is_empty() {
+            thread.clone()
+        } else {
+            format!("{tenant}/{thread}")
+        };
+        writeln!(
+            out,
+            "  {:<24} {:>9} {:>7} {:>10}",
+            name,
+            head.messages,
+            head.blocks,
+            head.open_tail()
+        )?;
+    }
+    if heads.len() > shown {
+        writeln!(
+            out,
+            "  … and {} more threads (see `strataflow stats`)",
+            heads.len() - shown
+        )?;
+    }
+    Ok(())
+}
+
+/// `stats`.
+pub fn stats(out: &mut dyn Write, stats: &Stats, json: bool) -> io::Result<()> {
+    if json {
+        return json_line(out, stats);
+    }
+    writeln!(out, "records:            {}", stats.total_records)?;
+    for (kind, n) in &stats.records {
+        if *n > 0 {
+            writeln!(out, "  {kind:<18}{n}")?;
+        }
+    }
+    writeln!(out, "tenants:            {}", stats.tenants)?;
+    writeln!(out, "threads:            {}", stats.threads)?;
+    writeln!(out, "messages:           {}", stats.messages)?;
+    writeln!(
+        out,
+        "blocks:             {} ({} turns each)",
+        stats.blocks, stats.block_turns
+    )?;
+    writeln!(out, "open-tail messages: {}", stats.open_tail_messages)?;
+    writeln!(out, "bytes on disk:      {}", stats.bytes_on_disk)?;
+    Ok(())
+}
+
+/// `blocks`.
+pub fn blocks(out: &mut dyn Write, blocks: &ThreadBlocks, json: bool) -> io::Result<()> {
+    if json {
+        return json_line(out, blocks);
+    }
+    writeln!(
+        out,
+        "{:>3}  {:>9}  {:>4}  {:<21}  {:>12}  {:>12}  id",
+        "#", "turns", "msgs", "messages", "L4 chars/tok", "L3 chars/tok"
+    )?;
+    for b in &blocks.blocks {
+        let range = match (b.messages.first(), b.messages.last()) {
+            (Some(f), Some(l)) => format!("{f}..{l}"),
+            _ => String::new(),
+        };
+        writeln!(
+            out,
+            "{:>3}  {:>9}  {:>4}  {:<21}  {:>12}  {:>12}  {}",
+            b.ordinal,
+            format!("{}-{}", b.start_turn, b.end_turn),
+            b.messages.len(),
+            range,
+            format!("{}/{}", b.l4_chars, b.l4_tokens),
+            format!("{}/{}", b.l3_chars, b.l3_tokens),
+            b.id.short()
+        )?;
+    }
+    match (blocks.open_tail.first(), blocks.open_tail.last()) {
+        (Some(f), Some(l)) => writeln!(
+            out,
+            "open tail: {} messages ({f}..{l})",
+            blocks.open_tail.len()
+        ),
+        _ => writeln!(out, "open tail: empty"),
+    }
+}
+
+/// `show`.
+pub fn record(out: &mut dyn Write, record: &StoredRecord) -> io::Result<()> {
+    let value = serde_json::json!({
+        "id": record.id,
+        "seq": record.seq,
+        "kind": record.record.kind().name(),
+        "record": record.record,
+    });
+    json_line(out, &value)
+}
+
+/// `audit`.
+pub fn audit(out: &mut dyn Write, report: &AuditReport, json: bool) -> io::Result<()> {
+    if json {
+        return json_line(out, report);
+    }
+    if report.is_clean() {
+        return writeln!(
+            out,
+            "audit OK: {} records, {} parent links, hashes and sequence intact",
+            report.records, report.parent_links
+        );
+    }
+    writeln!(out, "audit FAILED: {} records checked", report.records)?;
+    for p in &report.problems {
+        writeln!(out, "  {p}")?;
+    }
+    Ok(())
+}

@@ -1,0 +1,359 @@
+//! [`Memory`]: one data directory, opened for reading and writing.
+
+use std::path::{Path, PathBuf};
+
+use strataflow_log::record::{Record, RecordKind};
+use strataflow_log::{AuditReport, RecordId, Store, StoreError, StoredRecord, ThreadHead};
+use strataflow_operators::layers::estimate_tokens;
+use strataflow_operators::sealer::{DEFAULT_TURNS_PER_BLOCK, Sealer};
+use strataflow_pipeline::ingest::{
+    self, IngestError, IngestOptions, IngestStats, OnInvalid, Source,
+};
+use strataflow_pipeline::source::jsonl::JsonlReader;
+use strataflow_pipeline::source::{SourceError, SourceItem, locomo};
+
+/// Configuration key of the block size in turns.
+const BLOCK_TURNS: &str = "block_turns";
+
+/// Error of a [`Memory`] call.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum MemoryError {
+    /// The log failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// Ingest failed or refused the input.
+    #[error(transparent)]
+    Ingest(Box<IngestError>),
+    /// No record matches.
+    #[error("no record with id {0}")]
+    NotFound(String),
+    /// An id prefix matches several records.
+    #[error("id prefix {prefix} is ambiguous: matches {}", matches.iter().map(RecordId::short).collect::<Vec<_>>().join(", "))]
+    Ambiguous {
+        /// The prefix.
+        prefix: String,
+        /// Some of the matches.
+        matches: Vec<RecordId>,
+    },
+    /// The thread has no records.
+    #[error("no thread `{thread}` in tenant `{tenant}`")]
+    UnknownThread {
+        /// Tenant.
+        tenant: String,
+        /// Thread.
+        thread: String,
+    },
+    /// A bad argument.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl From<IngestError> for MemoryError {
+    fn from(e: IngestError) -> Self {
+        Self::Ingest(Box::new(e))
+    }
+}
+
+/// Counts of what the data directory holds.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Stats {
+    /// Records per kind (every kind listed).
+    pub records: std::collections::BTreeMap<&'static str, u64>,
+    /// Total records.
+    pub total_records: u64,
+    /// Last sequence number.
+    pub last_seq: u64,
+    /// Distinct tenants.
+    pub tenants: u64,
+    /// Threads.
+    pub threads: u64,
+    /// Messages.
+    pub messages: u64,
+    /// Sealed blocks.
+    pub blocks: u64,
+    /// Messages not yet in a block.
+    pub open_tail_messages: u64,
+    /// Bytes on disk.
+    pub bytes_on_disk: u64,
+    /// Turns per block of this data directory.
+    pub block_turns: u32,
+}
+
+/// One block as listed by [`Memory::blocks`].
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct BlockInfo {
+    /// Block id.
+    pub id: RecordId,
+    /// 1-based ordinal.
+    pub ordinal: u32,
+    /// First turn.
+    pub start_turn: u32,
+    /// Last turn.
+    pub end_turn: u32,
+    /// External ids of its messages, in order.
+    pub messages: Vec<String>,
+    /// L4 length in characters.
+    pub l4_chars: usize,
+    /// L4 estimated tokens.
+    pub l4_tokens: usize,
+    /// L3 length in characters.
+    pub l3_chars: usize,
+    /// L3 estimated tokens.
+    pub l3_tokens: usize,
+}
+
+/// The blocks and open tail of one thread.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct ThreadBlocks {
+    /// Tenant.
+    pub tenant: String,
+    /// Thread.
+    pub thread: String,
+    /// Blocks in order.
+    pub blocks: Vec<BlockInfo>,
+    /// External ids of the messages not yet in a block, in order.
+    pub open_tail: Vec<String>,
+}
+
+/// A data directory: the log plus the operators configured for it.
+#[derive(Debug)]
+pub struct Memory {
+    store: Store,
+    sealer: Sealer,
+}
+
+impl Memory {
+    /// Opens (creating if needed) the data directory. A new directory gets
+    /// the default block size of 12 turns.
+    pub fn open(dir: impl AsRef<Path>) -> Result<Self, MemoryError> {
+        Self::open_with(dir, None)
+    }
+
+    /// Opens the data directory, setting the block size if it has none yet.
+    /// Refuses to change the block size of a directory that has messages.
+    pub fn open_with(dir: impl AsRef<Path>, block_turns: Option<u32>) -> Result<Self, MemoryError> {
+        let store = Store::open(dir)?;
+        let stored = match store.config(BLOCK_TURNS)? {
+            Some(text) => Some(text.parse::<u32>().map_err(|_| {
+                MemoryError::Invalid(format!("stored {BLOCK_TURNS} `{text}` is not a number"))
+            })?),
+            None => None,
+        };
+        if block_turns == Some(0) {
+            return Err(MemoryError::Invalid(
+                "--block-turns must be at least 1".into(),
+            ));
+        }
+        let turns = match (stored, block_turns) {
+            (Some(s), Some(wanted)) if s != wanted => {
+                if store.count(RecordKind::Message)? > 0 {
+                    return Err(MemoryError::Invalid(format!(
+                        "this data directory seals blocks of {s} turns and already holds messages; \
+                         changing it to {wanted} would change existing block ids (use a new data directory)"
+                    )));
+                }
+                store.set_config(BLOCK_TURNS, &wanted.to_string())?;
+                wanted
+            }
+            (Some(s), _) => s,
+            (None, wanted) => {
+                let turns = wanted.unwrap_or(DEFAULT_TURNS_PER_BLOCK);
+                store.set_config(BLOCK_TURNS, &turns.to_string())?;
+                turns
+            }
+        };
+        Ok(Self {
+            store,
+            sealer: Sealer::new(turns),
+        })
+    }
+
+    /// The log.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// The data directory.
+    pub fn path(&self) -> PathBuf {
+        self.store.path().to_path_buf()
+    }
+
+    /// Turns per block.
+    pub fn block_turns(&self) -> u32 {
+        self.sealer.turns_per_block()
+    }
+
+    /// Default ingest options for this directory (its sealer, fsync per batch).
+    pub fn ingest_options(&self) -> IngestOptions {
+        IngestOptions {
+            sealer: self.sealer,
+            ..IngestOptions::default()
+        }
+    }
+
+    /// Ingests a JSONL message file (`docs/format.md`).
+    pub fn ingest_jsonl(
+        &self,
+        path: &Path,
+        options: &IngestOptions,
+        on_invalid: OnInvalid<'_>,
+        progress: &mut dyn FnMut(&IngestStats),
+    ) -> Result<IngestStats, MemoryError> {
+        let source = JsonlFile(path.to_path_buf());
+        Ok(ingest::ingest(
+            &self.store,
+            &source,
+            options,
+            on_invalid,
+            progress,
+        )?)
+    }
+
+    /// Imports a LoCoMo file (either layout) into `tenant`.
+    pub fn import_locomo(
+        &self,
+        path: &Path,
+        tenant: &str,
+        options: &IngestOptions,
+        on_invalid: OnInvalid<'_>,
+        progress: &mut dyn FnMut(&IngestStats),
+    ) -> Result<IngestStats, MemoryError> {
+        let items: Vec<SourceItem> = locomo::read(path, tenant).map_err(IngestError::from)?;
+        Ok(ingest::ingest(
+            &self.store,
+            &items,
+            options,
+            on_invalid,
+            progress,
+        )?)
+    }
+
+    /// What the directory holds.
+    pub fn stats(&self) -> Result<Stats, MemoryError> {
+        let mut records = std::collections::BTreeMap::new();
+        let mut total = 0;
+        for kind in RecordKind::ALL {
+            let n = self.store.count(kind)?;
+            total += n;
+            records.insert(kind.name(), n);
+        }
+        let heads = self.store.thread_heads()?;
+        let mut tenants: Vec<&str> = heads.iter().map(|(t, _, _)| t.as_str()).collect();
+        tenants.dedup();
+        let sum = |f: fn(&ThreadHead) -> u64| heads.iter().map(|(_, _, h)| f(h)).sum::<u64>();
+        Ok(Stats {
+            total_records: total,
+            last_seq: self.store.last_seq()?.unwrap_or(0),
+            tenants: tenants.len() as u64,
+            threads: heads.len() as u64,
+            messages: self.store.count(RecordKind::Message)?,
+            blocks: self.store.count(RecordKind::Block)?,
+            open_tail_messages: sum(ThreadHead::open_tail),
+            bytes_on_disk: self.store.disk_space()?,
+            block_turns: self.block_turns(),
+            records,
+        })
+    }
+
+    /// The blocks and open tail of a thread.
+    pub fn blocks(&self, tenant: &str, thread: &str) -> Result<ThreadBlocks, MemoryError> {
+        let unknown = || MemoryError::UnknownThread {
+            tenant: tenant.to_owned(),
+            thread: thread.to_owned(),
+        };
+        let head = self
+            .store
+            .thread_head(tenant, thread)?
+            .ok_or_else(unknown)?;
+        let mut external = std::collections::HashMap::new();
+        let mut messages = Vec::new();
+        let mut blocks = Vec::new();
+        for entry in self.store.thread_records(tenant, thread, 0) {
+            let (_, kind, id) = entry?;
+            let stored = self
+                .store
+                .get(&id)?
+                .ok_or_else(|| MemoryError::NotFound(id.to_hex()))?;
+            match (kind, stored.record) {
+                (RecordKind::Message, Record::Message(m)) => {
+                    external.insert(id, m.external_id.clone());
+                    messages.push((m.position, m.external_id));
+                }
+                (RecordKind::Block, Record::Block(b)) => blocks.push((id, b)),
+                _ => {}
+            }
+        }
+        messages.sort_by_key(|(position, _)| *position);
+        let blocks = blocks
+            .into_iter()
+            .map(|(id, b)| BlockInfo {
+                id,
+                ordinal: b.ordinal,
+                start_turn: b.start_turn,
+                end_turn: b.end_turn,
+                messages: b
+                    .messages
+                    .iter()
+                    .map(|m| external.get(m).cloned().unwrap_or_else(|| m.to_hex()))
+                    .collect(),
+                l4_chars: b.l4.chars().count(),
+                l4_tokens: estimate_tokens(&b.l4),
+                l3_chars: b.l3.chars().count(),
+                l3_tokens: estimate_tokens(&b.l3),
+            })
+            .collect();
+        let open_tail = messages
+            .into_iter()
+            .filter(|(position, _)| *position >= head.sealed_messages)
+            .map(|(_, external_id)| external_id)
+            .collect();
+        Ok(ThreadBlocks {
+            tenant: tenant.to_owned(),
+            thread: thread.to_owned(),
+            blocks,
+            open_tail,
+        })
+    }
+
+    /// A record by full id or unique hex prefix (at least 4 digits).
+    pub fn show(&self, id: &str) -> Result<StoredRecord, MemoryError> {
+        let id = id.trim().to_ascii_lowercase();
+        let id = id
+            .strip_prefix("event:")
+            .or_else(|| id.strip_prefix("msg:"))
+            .or_else(|| id.strip_prefix("block:"))
+            .unwrap_or(&id)
+            .to_owned();
+        if id.len() < 4 || !id.chars().all(|c| c.is_ascii_hexdigit()) {
+            return Err(MemoryError::Invalid(format!(
+                "`{id}` is not a record id: give 4 to 64 hex digits"
+            )));
+        }
+        let matches = self.store.ids_with_prefix(&id, 5)?;
+        match matches.as_slice() {
+            [] => Err(MemoryError::NotFound(id)),
+            [one] => self.store.get(one)?.ok_or(MemoryError::NotFound(id)),
+            _ => Err(MemoryError::Ambiguous {
+                prefix: id,
+                matches,
+            }),
+        }
+    }
+
+    /// Checks every record's hash, parents and sequence.
+    pub fn audit(&self) -> Result<AuditReport, MemoryError> {
+        Ok(self.store.audit()?)
+    }
+}
+
+/// A JSONL file read afresh on each pass.
+struct JsonlFile(PathBuf);
+
+impl Source for JsonlFile {
+    fn items(
+        &self,
+    ) -> Result<Box<dyn Iterator<Item = Result<SourceItem, SourceError>> + '_>, SourceError> {
+        Ok(Box::new(JsonlReader::open(&self.0)?))
+    }
+}
