@@ -135,10 +135,12 @@ fn parents_are_part_of_the_id() {
     assert_ne!(id(&gov(m1_id)), id(&gov(RecordId([0; 32]))));
 }
 
+type Change = Box<dyn Fn(&mut Message)>;
+
 #[test]
 fn every_field_changes_the_id() {
     let base = id(&Record::Message(message()));
-    let variants: Vec<Box<dyn Fn(&mut Message)>> = vec![
+    let variants: Vec<Change> = vec![
         Box::new(|m| m.tenant = "x".into()),
         Box::new(|m| m.thread = "conv-27".into()),
         Box::new(|m| m.external_id = "D1:2".into()),
