@@ -1,0 +1,99 @@
+//! Helpers shared by the integration tests: run the `strataflow` binary,
+//! read the shipped data, write archives.
+#![allow(dead_code)]
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The built `strataflow` binary.
+pub fn bin() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_strataflow"));
+    cmd.env_remove("STRATAFLOW_DATA").env("NO_COLOR", "1");
+    cmd
+}
+
+/// Runs `strataflow --data DIR ARGS…` to completion.
+pub fn run(data: &Path, args: &[&str]) -> Output {
+    bin().arg("--data").arg(data).args(args).output().unwrap()
+}
+
+/// Runs and asserts success; returns stdout.
+pub fn ok(data: &Path, args: &[&str]) -> String {
+    let out = run(data, args);
+    assert!(
+        out.status.success(),
+        "strataflow {args:?} failed ({}):\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// `stats --json` as a JSON value.
+pub fn stats(data: &Path) -> serde_json::Value {
+    serde_json::from_str(&ok(data, &["stats", "--json"])).unwrap()
+}
+
+/// A file under `tests/data/`.
+pub fn data_file(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(rel)
+}
+
+/// A file in the repository.
+pub fn repo_file(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
+}
+
+/// One JSONL message line.
+pub fn line(thread: &str, id: &str, role: &str, content: &str, minute: u32) -> String {
+    serde_json::json!({
+        "thread": thread,
+        "id": id,
+        "role": role,
+        "content": content,
+        "ts": format!("2024-05-01T{:02}:{:02}:00Z", (minute / 60) % 24, minute % 60),
+    })
+    .to_string()
+}
+
+/// Writes lines to a file.
+pub fn write_lines(path: &Path, lines: &[String]) {
+    let mut f = std::fs::File::create(path).unwrap();
+    for l in lines {
+        writeln!(f, "{l}").unwrap();
+    }
+}
+
+/// A deterministic archive of `threads` threads with `turns` turns each
+/// (user + assistant), interleaved across threads like a real export.
+pub fn archive(threads: usize, turns: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    for turn in 0..turns {
+        for t in 0..threads {
+            let thread = format!("thread-{t:03}");
+            let minute = u32::try_from(turn).unwrap();
+            lines.push(line(
+                &thread,
+                &format!("{t}-{turn}-u"),
+                "user",
+                &format!("Turn {turn} in {thread}: we met Marta in Lisbon last Saturday and planned the trip for next month."),
+                minute,
+            ));
+            lines.push(line(
+                &thread,
+                &format!("{t}-{turn}-a"),
+                "assistant",
+                &format!("Noted for turn {turn}. Shall I book the train to Porto?"),
+                minute,
+            ));
+        }
+    }
+    lines
+}
+
+/// Every record id in a data directory, read through the library.
+pub fn record_ids(data: &Path) -> std::collections::BTreeSet<String> {
+    let store = strataflow::log::Store::open(data).unwrap();
+    store.scan(1).map(|r| r.unwrap().id.to_hex()).collect()
+}
