@@ -185,7 +185,7 @@ pub fn ingest(
                     Ok(input) => match validator.check(store, &input)? {
                         Ok(()) => Ok(input),
                         Err(error) => Err(Rejected {
-                            input: String::new(),
+                            input: input.to_json(),
                             error,
                         }),
                     },

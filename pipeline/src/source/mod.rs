@@ -105,6 +105,33 @@ impl MessageInput {
         }
     }
 
+    /// The input in the JSONL message format, as canonical JSON (for
+    /// rejects files).
+    pub fn to_json(&self) -> String {
+        let tool_calls: Vec<serde_json::Value> = self
+            .tool_calls
+            .iter()
+            .map(|c| {
+                let parse = |t: &Option<String>| {
+                    t.as_deref()
+                        .and_then(|t| serde_json::from_str::<serde_json::Value>(t).ok())
+                        .unwrap_or(serde_json::Value::Null)
+                };
+                serde_json::json!({"name": c.name, "arguments": parse(&c.arguments), "result": parse(&c.result)})
+            })
+            .collect();
+        canonical_json(&serde_json::json!({
+            "tenant": self.tenant,
+            "thread": self.thread,
+            "id": self.external_id,
+            "role": self.role.as_str(),
+            "speaker": self.speaker,
+            "content": self.content,
+            "ts": self.time.to_rfc3339(),
+            "tool_calls": tool_calls,
+        }))
+    }
+
     /// Whether a stored message holds the same content as this input
     /// (everything but the position).
     pub fn same_content_as(&self, m: &Message) -> bool {
