@@ -111,7 +111,11 @@ fn load_locomo() -> Vec<Utterance> {
             text: field(turn, "text"),
         })
         .collect();
-    assert!(!utterances.is_empty(), "no utterances in {}", path.display());
+    assert!(
+        !utterances.is_empty(),
+        "no utterances in {}",
+        path.display()
+    );
     utterances
 }
 

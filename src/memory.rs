@@ -130,6 +130,19 @@ impl Memory {
         Self::open_with(dir, None)
     }
 
+    /// Opens a data directory that must already exist (for commands that
+    /// only read: a mistyped path is an error, not a new empty directory).
+    pub fn open_existing(dir: impl AsRef<Path>) -> Result<Self, MemoryError> {
+        let dir = dir.as_ref();
+        if !dir.is_dir() {
+            return Err(MemoryError::Invalid(format!(
+                "no data directory at {} (create one with `strataflow init` or by ingesting)",
+                dir.display()
+            )));
+        }
+        Self::open_with(dir, None)
+    }
+
     /// Opens the data directory, setting the block size if it has none yet.
     /// Refuses to change the block size of a directory that has messages.
     pub fn open_with(dir: impl AsRef<Path>, block_turns: Option<u32>) -> Result<Self, MemoryError> {

@@ -10,14 +10,20 @@ fn audit_passes_then_names_the_altered_record() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path();
     let conv26 = data_file("locomo/conv-26.json");
-    ok(data, &["import", "locomo", conv26.to_str().unwrap(), "--quiet"]);
+    ok(
+        data,
+        &["import", "locomo", conv26.to_str().unwrap(), "--quiet"],
+    );
     let report = ok(data, &["audit"]);
     assert!(report.starts_with("audit OK: 436 records"), "{report}");
 
     // Alter one byte of the message D3:2 through the store, bypassing append.
     let target = {
         let store = strataflow::log::Store::open(data).unwrap();
-        let id = store.message_by_external_id("", "conv-26", "D3:2").unwrap().unwrap();
+        let id = store
+            .message_by_external_id("", "conv-26", "D3:2")
+            .unwrap()
+            .unwrap();
         let seq = store.seq_of(&id).unwrap().unwrap();
         let mut bytes = store.raw_value(seq).unwrap().unwrap();
         let at = bytes.len() / 2;
@@ -28,9 +34,13 @@ fn audit_passes_then_names_the_altered_record() {
     let out = run(data, &["audit"]);
     assert_eq!(out.status.code(), Some(4));
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains(&format!("record {}", target.to_hex())), "{stdout}");
+    assert!(
+        stdout.contains(&format!("record {}", target.to_hex())),
+        "{stdout}"
+    );
     assert!(stdout.contains("the value was altered"), "{stdout}");
-    let json: serde_json::Value = serde_json::from_slice(&run(data, &["audit", "--json"]).stdout).unwrap();
+    let json: serde_json::Value =
+        serde_json::from_slice(&run(data, &["audit", "--json"]).stdout).unwrap();
     assert_eq!(json["problems"].as_array().unwrap().len(), 1);
     assert_eq!(json["problems"][0]["recorded"], target.to_hex());
 }

@@ -15,18 +15,28 @@ fn dia_ids_in_file_order(path: &std::path::Path) -> Vec<String> {
     sessions.sort_by_key(|(n, _)| *n);
     sessions
         .into_iter()
-        .flat_map(|(_, msgs)| msgs.iter().map(|m| m["dia_id"].as_str().unwrap().to_owned()))
+        .flat_map(|(_, msgs)| {
+            msgs.iter()
+                .map(|m| m["dia_id"].as_str().unwrap().to_owned())
+        })
         .collect()
 }
 
 #[test]
 fn blocks_and_open_tail_partition_the_thread_in_order() {
-    for (file, thread) in [("locomo/conv-26.json", "conv-26"), ("locomo/conv-30.json", "conv-30")] {
+    for (file, thread) in [
+        ("locomo/conv-26.json", "conv-26"),
+        ("locomo/conv-30.json", "conv-30"),
+    ] {
         let dir = tempfile::tempdir().unwrap();
         let path = data_file(file);
-        ok(dir.path(), &["import", "locomo", path.to_str().unwrap(), "--quiet"]);
+        ok(
+            dir.path(),
+            &["import", "locomo", path.to_str().unwrap(), "--quiet"],
+        );
         let listing: serde_json::Value =
-            serde_json::from_str(&ok(dir.path(), &["blocks", "--thread", thread, "--json"])).unwrap();
+            serde_json::from_str(&ok(dir.path(), &["blocks", "--thread", thread, "--json"]))
+                .unwrap();
         let mut seen = Vec::new();
         let mut next_turn = 1;
         for (i, block) in listing["blocks"].as_array().unwrap().iter().enumerate() {
@@ -58,8 +68,19 @@ fn blocks_and_open_tail_partition_the_thread_in_order() {
 #[test]
 fn unknown_thread_is_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
+    common::ok(dir.path(), &["init"]);
     let out = common::run(dir.path(), &["blocks", "--thread", "nope"]);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(err.trim(), "error: no thread `nope` in tenant ``");
+}
+
+#[test]
+fn a_missing_data_directory_is_not_created_by_a_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("typo");
+    let out = common::run(&missing, &["stats"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no data directory at"));
+    assert!(!missing.exists());
 }

@@ -57,10 +57,17 @@ fn sigkill_mid_ingest_then_rerun_equals_an_uninterrupted_run() {
             kills += 1;
         }
     }
-    assert!(kills >= 3, "the ingest was killed mid-file only {kills} times");
+    assert!(
+        kills >= 3,
+        "the ingest was killed mid-file only {kills} times"
+    );
     ok(&crashed, &["ingest", file.to_str().unwrap(), "--quiet"]);
 
-    assert_eq!(record_ids(&crashed), expected_ids, "same records, none lost or duplicated");
+    assert_eq!(
+        record_ids(&crashed),
+        expected_ids,
+        "same records, none lost or duplicated"
+    );
     let mut got = stats(&crashed);
     let mut want = expected_stats;
     got["bytes_on_disk"] = 0.into();

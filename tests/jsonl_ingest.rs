@@ -36,15 +36,22 @@ fn show_prints_a_message_with_its_tool_calls_by_id_prefix() {
     ok(data, &["ingest", file.to_str().unwrap(), "--quiet"]);
     let id = {
         let store = strataflow::log::Store::open(data).unwrap();
-        store.message_by_external_id("acme", "t", "1").unwrap().unwrap()
+        store
+            .message_by_external_id("acme", "t", "1")
+            .unwrap()
+            .unwrap()
     };
-    let shown: serde_json::Value = serde_json::from_str(&ok(data, &["show", &id.to_hex()[..10]])).unwrap();
+    let shown: serde_json::Value =
+        serde_json::from_str(&ok(data, &["show", &id.to_hex()[..10]])).unwrap();
     assert_eq!(shown["id"], id.to_hex());
     assert_eq!(shown["kind"], "message");
     assert_eq!(shown["record"]["tenant"], "acme");
     assert_eq!(shown["record"]["speaker"], "Bot");
     assert_eq!(shown["record"]["time"], "2024-03-01T09:30:00.000+01:00");
-    assert_eq!(shown["record"]["tool_calls"][0]["arguments"]["city"], "Paris");
+    assert_eq!(
+        shown["record"]["tool_calls"][0]["arguments"]["city"],
+        "Paris"
+    );
 
     let out = run(data, &["show", "zz"]);
     assert!(!out.status.success());

@@ -10,7 +10,10 @@ fn conv_26_gives_419_messages_and_17_blocks_and_reimport_adds_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path();
     let conv26 = data_file("locomo/conv-26.json");
-    ok(data, &["import", "locomo", conv26.to_str().unwrap(), "--quiet"]);
+    ok(
+        data,
+        &["import", "locomo", conv26.to_str().unwrap(), "--quiet"],
+    );
     let first = stats(data);
     assert_eq!(first["messages"], 419);
     assert_eq!(first["blocks"], 17);
@@ -21,8 +24,14 @@ fn conv_26_gives_419_messages_and_17_blocks_and_reimport_adds_nothing() {
         serde_json::from_str(&ok(data, &["blocks", "--thread", "conv-26", "--json"])).unwrap();
     assert_eq!(blocks["blocks"].as_array().unwrap().len(), 17);
 
-    let again = ok(data, &["import", "locomo", conv26.to_str().unwrap(), "--quiet"]);
-    assert!(again.contains("stored 0 new messages (419 already stored)"), "{again}");
+    let again = ok(
+        data,
+        &["import", "locomo", conv26.to_str().unwrap(), "--quiet"],
+    );
+    assert!(
+        again.contains("stored 0 new messages (419 already stored)"),
+        "{again}"
+    );
     let mut second = stats(data);
     let mut first = first;
     // Disk usage may move as the engine compacts; everything else is identical.
@@ -36,7 +45,10 @@ fn conv_30_gives_369_messages_and_15_blocks() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path();
     let conv30 = data_file("locomo/conv-30.json");
-    ok(data, &["import", "locomo", conv30.to_str().unwrap(), "--quiet"]);
+    ok(
+        data,
+        &["import", "locomo", conv30.to_str().unwrap(), "--quiet"],
+    );
     let s = stats(data);
     assert_eq!(s["messages"], 369);
     assert_eq!(s["blocks"], 15);
@@ -51,9 +63,15 @@ fn image_captions_and_session_times_are_kept() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path();
     let conv26 = data_file("locomo/conv-26.json");
-    ok(data, &["import", "locomo", conv26.to_str().unwrap(), "--quiet"]);
+    ok(
+        data,
+        &["import", "locomo", conv26.to_str().unwrap(), "--quiet"],
+    );
     let store = strataflow::log::Store::open(data).unwrap();
-    let id = store.message_by_external_id("", "conv-26", "D1:5").unwrap().unwrap();
+    let id = store
+        .message_by_external_id("", "conv-26", "D1:5")
+        .unwrap()
+        .unwrap();
     let m = match store.get(&id).unwrap().unwrap().record {
         strataflow::log::Record::Message(m) => m,
         other => panic!("not a message: {other:?}"),
@@ -61,7 +79,8 @@ fn image_captions_and_session_times_are_kept() {
     assert_eq!(m.speaker.as_deref(), Some("Caroline"));
     assert_eq!(m.role, strataflow::log::record::Role::User);
     assert!(
-        m.content.ends_with("[image: a photo of a dog walking past a wall with a painting of a woman]"),
+        m.content
+            .ends_with("[image: a photo of a dog walking past a wall with a painting of a woman]"),
         "{}",
         m.content
     );

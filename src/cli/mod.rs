@@ -136,7 +136,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             )?;
         }
         Command::Stats { json } => {
-            let memory = Memory::open(&dir)?;
+            let memory = Memory::open_existing(&dir)?;
             render::stats(&mut out, &memory.stats()?, json)?;
         }
         Command::Blocks {
@@ -144,15 +144,15 @@ fn run(cli: Cli) -> Result<(), Failure> {
             tenant,
             json,
         } => {
-            let memory = Memory::open(&dir)?;
+            let memory = Memory::open_existing(&dir)?;
             render::blocks(&mut out, &memory.blocks(&tenant, &thread)?, json)?;
         }
         Command::Show { id } => {
-            let memory = Memory::open(&dir)?;
+            let memory = Memory::open_existing(&dir)?;
             render::record(&mut out, &memory.show(&id)?)?;
         }
         Command::Audit { json } => {
-            let memory = Memory::open(&dir)?;
+            let memory = Memory::open_existing(&dir)?;
             let report = memory.audit()?;
             render::audit(&mut out, &report, json)?;
             if !report.is_clean() {

@@ -37,7 +37,9 @@ pub fn stats(data: &Path) -> serde_json::Value {
 
 /// A file under `tests/data/`.
 pub fn data_file(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(rel)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(rel)
 }
 
 /// A file in the repository.
