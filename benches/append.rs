@@ -17,6 +17,11 @@
 //!   inserted into a single fjall keyspace keyed by the 8-byte big-endian
 //!   sequence number, in the same 20 batches of 1 000 with `SyncAll`. No
 //!   encoding, hashing, checks or indexes.
+//! - `raw_fjall_same_entries`: the five entries the log writes per message
+//!   (record, `ids`, `kinds`, `threads`, `external`), pre-built, inserted raw
+//!   in the same batches with `SyncAll`: the storage cost of the log's key
+//!   layout alone, so `log_append / raw_fjall_same_entries` is the cost of
+//!   encoding, hashing and checks.
 //! - `log_append_buffered`: as `log_append` but with [`Durability::Buffered`]
 //!   (no fsync), for information: how much of the cost is the fsync.
 //!
@@ -214,6 +219,77 @@ fn time_raw_fjall(envelopes: &[Vec<u8>], iters: u64) -> Duration {
     total
 }
 
+/// The log's key layout for one message, rebuilt here so that the anchor
+/// writes the same five entries the log writes (record, id, kind, thread and
+/// external-id index), without encoding, hashing or checks.
+fn index_entries(records: &[Record]) -> Vec<[(Vec<u8>, Vec<u8>); 5]> {
+    let name = |k: &mut Vec<u8>, s: &str| {
+        k.extend_from_slice(&u16::try_from(s.len()).unwrap().to_be_bytes());
+        k.extend_from_slice(s.as_bytes());
+    };
+    records
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let seq = (i as u64 + 1).to_be_bytes();
+            let (id, envelope) = encode_with_id(r).expect("encode");
+            let Record::Message(m) = r else {
+                panic!("only messages");
+            };
+            let mut prefix = Vec::new();
+            name(&mut prefix, &m.tenant);
+            name(&mut prefix, &m.thread);
+            let kind_key: Vec<u8> = std::iter::once(1u8).chain(seq).collect();
+            let thread_key: Vec<u8> = prefix.iter().copied().chain(seq).collect();
+            let thread_value: Vec<u8> = std::iter::once(1u8).chain(id.0).collect();
+            let external_key: Vec<u8> = prefix
+                .iter()
+                .copied()
+                .chain(m.external_id.bytes())
+                .collect();
+            [
+                (seq.to_vec(), envelope),
+                (id.0.to_vec(), seq.to_vec()),
+                (kind_key, id.0.to_vec()),
+                (thread_key, thread_value),
+                (external_key, id.0.to_vec()),
+            ]
+        })
+        .collect()
+}
+
+/// Inserts the same entries the log writes, into five keyspaces, in batches
+/// of `BATCH` messages with `SyncAll`; times only the inserts.
+fn time_raw_fjall_indexed(entries: &[[(Vec<u8>, Vec<u8>); 5]], iters: u64) -> Duration {
+    let mut total = Duration::ZERO;
+    for _ in 0..iters {
+        let dir = fresh_dir();
+        let db = fjall::Database::builder(dir.path()).open().expect("open");
+        let keyspaces: Vec<fjall::Keyspace> = ["records", "ids", "kinds", "threads", "external"]
+            .into_iter()
+            .map(|n| {
+                db.keyspace(n, fjall::KeyspaceCreateOptions::default)
+                    .expect("keyspace")
+            })
+            .collect();
+        let start = Instant::now();
+        for chunk in entries.chunks(BATCH) {
+            let mut batch = db.batch().durability(Some(fjall::PersistMode::SyncAll));
+            for message in chunk {
+                for (ks, (k, v)) in keyspaces.iter().zip(message) {
+                    batch.insert(ks, k.as_slice(), v.as_slice());
+                }
+            }
+            batch.commit().expect("commit the batch");
+        }
+        total += start.elapsed();
+        drop(keyspaces);
+        drop(db);
+        drop(dir);
+    }
+    total
+}
+
 /// Checks, once and untimed, that the anchor writes exactly the bytes and
 /// keys the log writes in its `records` keyspace.
 fn check_same_bytes(records: &[Record], envelopes: &[Vec<u8>]) {
@@ -237,6 +313,7 @@ fn bench_append(c: &mut Criterion) {
         .map(|r| encode_with_id(r).expect("encode").1)
         .collect();
     check_same_bytes(&records, &envelopes);
+    let entries = index_entries(&records);
 
     let mut group = c.benchmark_group("append");
     group
@@ -251,6 +328,9 @@ fn bench_append(c: &mut Criterion) {
     });
     group.bench_function("raw_fjall_anchor", |b| {
         b.iter_custom(|iters| time_raw_fjall(&envelopes, iters));
+    });
+    group.bench_function("raw_fjall_same_entries", |b| {
+        b.iter_custom(|iters| time_raw_fjall_indexed(&entries, iters));
     });
     group.bench_function("log_append_buffered", |b| {
         b.iter_custom(|iters| time_log_append(&records, Durability::Buffered, iters));

@@ -233,7 +233,11 @@ impl Store {
         };
         for record in records {
             let (id, bytes) = encode_with_id(record)?;
-            if let Some(existing) = self.seq_in(&pending, &id)? {
+            let existing = match record {
+                Record::Message(m) => self.known_message(&pending, m, &id)?,
+                _ => self.seq_in(&pending, &id)?,
+            };
+            if let Some(existing) = existing {
                 receipt.records.push(Appended {
                     id,
                     seq: existing,
@@ -320,20 +324,8 @@ impl Store {
         };
         match record {
             Record::Message(m) => {
-                check_name("external id", &m.external_id)?;
+                // `known_message` has checked that the external id is new.
                 let key = keys::external_key(prefix, &m.external_id);
-                let existing = match pending.external.get(&key) {
-                    Some(id) => Some(*id),
-                    None => self.external_id_at(&key)?,
-                };
-                if let Some(existing) = existing {
-                    return Err(StoreError::ConflictingMessage {
-                        tenant: m.tenant.clone(),
-                        thread: m.thread.clone(),
-                        external_id: m.external_id.clone(),
-                        existing,
-                    });
-                }
                 if m.position != head.messages {
                     return Err(order(format!(
                         "message `{}` has position {}, expected {}",
@@ -372,6 +364,36 @@ impl Store {
             _ => {}
         }
         Ok(())
+    }
+
+    /// For a message: its sequence if this very message is stored, `None` if
+    /// its external id is new in the thread (then its id is new too: the
+    /// external index is written with every message), and an error if the
+    /// external id names a different message.
+    fn known_message(
+        &self,
+        pending: &Pending,
+        m: &crate::record::Message,
+        id: &RecordId,
+    ) -> Result<Option<u64>, StoreError> {
+        check_name("tenant", &m.tenant)?;
+        check_name("thread", &m.thread)?;
+        check_name("external id", &m.external_id)?;
+        let key = keys::external_key(&keys::thread_prefix(&m.tenant, &m.thread), &m.external_id);
+        let existing = match pending.external.get(&key) {
+            Some(id) => Some(*id),
+            None => self.external_id_at(&key)?,
+        };
+        match existing {
+            None => Ok(None),
+            Some(existing) if existing == *id => self.seq_in(pending, id),
+            Some(existing) => Err(StoreError::ConflictingMessage {
+                tenant: m.tenant.clone(),
+                thread: m.thread.clone(),
+                external_id: m.external_id.clone(),
+                existing,
+            }),
+        }
     }
 
     fn seq_in(&self, pending: &Pending, id: &RecordId) -> Result<Option<u64>, StoreError> {
