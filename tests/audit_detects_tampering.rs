@@ -1,5 +1,6 @@
 //! `audit` passes on a fresh import and fails, naming the record, when a
 //! stored value is altered underneath the log.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 mod common;
 

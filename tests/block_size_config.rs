@@ -1,5 +1,6 @@
 //! The block size is a setting of the data directory, fixed once it holds
 //! messages (it decides block ids).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 mod common;
 

@@ -1,5 +1,6 @@
 //! Killing `strataflow ingest` with SIGKILL in the middle of a large file and
 //! running it again ends with exactly the records of an uninterrupted run.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 mod common;
 

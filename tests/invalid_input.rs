@@ -1,6 +1,7 @@
 //! Bad input is refused naming file, line and field, and nothing of the batch
 //! is stored; with `--skip-invalid` the valid lines are stored and the bad
 //! ones are written with their reasons.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 mod common;
 

@@ -1,5 +1,6 @@
 //! A second process opening a data directory in use gets a clear error at
 //! once, not a hang.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 mod common;
 

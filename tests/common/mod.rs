@@ -1,6 +1,6 @@
 //! Helpers shared by the integration tests: run the `strataflow` binary,
 //! read the shipped data, write archives.
-#![allow(dead_code)]
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
