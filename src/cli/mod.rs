@@ -95,21 +95,12 @@ fn run(cli: Cli) -> Result<(), Failure> {
         }
         Command::Ingest { file, options } => {
             let memory = Memory::open(&dir)?;
-            let stats = run_ingest(
-                &memory,
-                &file,
-                &options,
-                |memory, opts, on_invalid, progress| {
-                    memory.ingest_jsonl(&file, opts, on_invalid, progress)
-                },
-            )?;
-            render::ingest_summary(
+            run_ingest(
                 &mut out,
                 &memory,
                 &file,
-                &stats.0,
-                stats.1,
-                options.skip_invalid.as_deref(),
+                &options,
+                |opts, on_invalid, progress| memory.ingest_jsonl(&file, opts, on_invalid, progress),
             )?;
         }
         Command::Import(ImportCommand::Locomo {
@@ -118,21 +109,14 @@ fn run(cli: Cli) -> Result<(), Failure> {
             options,
         }) => {
             let memory = Memory::open(&dir)?;
-            let stats = run_ingest(
-                &memory,
-                &file,
-                &options,
-                |memory, opts, on_invalid, progress| {
-                    memory.import_locomo(&file, &tenant, opts, on_invalid, progress)
-                },
-            )?;
-            render::ingest_summary(
+            run_ingest(
                 &mut out,
                 &memory,
                 &file,
-                &stats.0,
-                stats.1,
-                options.skip_invalid.as_deref(),
+                &options,
+                |opts, on_invalid, progress| {
+                    memory.import_locomo(&file, &tenant, opts, on_invalid, progress)
+                },
             )?;
         }
         Command::Stats { json } => {
@@ -166,18 +150,19 @@ fn run(cli: Cli) -> Result<(), Failure> {
     Ok(())
 }
 
-/// Runs an ingest with the shared options, progress and rejects file.
+/// Runs an ingest with the shared options, progress and rejects file, then
+/// prints its summary.
 fn run_ingest(
+    out: &mut dyn Write,
     memory: &Memory,
     file: &Path,
     args: &IngestArgs,
     call: impl FnOnce(
-        &Memory,
         &strataflow::pipeline::ingest::IngestOptions,
         OnInvalid<'_>,
         &mut dyn FnMut(&IngestStats),
     ) -> Result<IngestStats, MemoryError>,
-) -> Result<(IngestStats, std::time::Duration), Failure> {
+) -> Result<(), Failure> {
     if args.batch_records == 0 {
         return Err(Failure {
             message: "--batch-records must be at least 1".into(),
@@ -195,25 +180,28 @@ fn run_ingest(
         .unwrap_or_default();
     let mut progress = Progress::new(&label, args.quiet);
     let result = match &args.skip_invalid {
-        None => call(memory, &options, OnInvalid::Refuse, &mut |s| {
-            progress.update(s)
-        }),
+        None => call(&options, OnInvalid::Refuse, &mut |s| progress.update(s)),
         Some(path) => {
             let file = File::create(path).map_err(|e| Failure {
                 message: format!("cannot create rejects file {}: {e}", path.display()),
                 status: 1,
             })?;
             let mut rejects = BufWriter::new(file);
-            let result = call(
-                memory,
-                &options,
-                OnInvalid::Quarantine(&mut rejects),
-                &mut |s| progress.update(s),
-            );
+            let result = call(&options, OnInvalid::Quarantine(&mut rejects), &mut |s| {
+                progress.update(s)
+            });
             rejects.flush()?;
             result
         }
     };
     progress.finish();
-    Ok((result?, progress.elapsed()))
+    let stats = result?;
+    render::ingest_summary(
+        out,
+        memory,
+        file,
+        &stats,
+        progress.elapsed(),
+        args.skip_invalid.as_deref(),
+    )
 }

@@ -61,6 +61,17 @@ pub struct TranscriptMessage<'a> {
     pub tool_calls: &'a [ToolCall],
 }
 
+impl<'a> TranscriptMessage<'a> {
+    /// A message with text only, no tool calls.
+    pub fn text(role: Role, content: &'a str) -> Self {
+        Self {
+            role,
+            content,
+            tool_calls: &[],
+        }
+    }
+}
+
 impl<'a> From<&'a Message> for TranscriptMessage<'a> {
     fn from(message: &'a Message) -> Self {
         Self {
@@ -109,11 +120,7 @@ mod tests {
     use super::*;
 
     fn msg(role: Role, content: &str) -> TranscriptMessage<'_> {
-        TranscriptMessage {
-            role,
-            content,
-            tool_calls: &[],
-        }
+        TranscriptMessage::text(role, content)
     }
 
     #[test]

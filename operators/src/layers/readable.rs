@@ -39,11 +39,7 @@ mod tests {
     use super::*;
 
     fn msg(role: Role, content: &str) -> TranscriptMessage<'_> {
-        TranscriptMessage {
-            role,
-            content,
-            tool_calls: &[],
-        }
+        TranscriptMessage::text(role, content)
     }
 
     #[test]
