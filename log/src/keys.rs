@@ -12,6 +12,7 @@ pub(crate) const THREADS: &str = "threads";
 pub(crate) const HEADS: &str = "heads";
 pub(crate) const EXTERNAL: &str = "external";
 pub(crate) const META: &str = "meta";
+pub(crate) const CHILDREN: &str = "children";
 
 /// Longest tenant, thread or external id accepted, in bytes.
 pub const MAX_NAME_BYTES: usize = 1024;
@@ -79,6 +80,14 @@ pub(crate) fn thread_value(kind: RecordKind, id: &RecordId) -> [u8; 33] {
     v[0] = kind.code();
     v[1..].copy_from_slice(id.as_bytes());
     v
+}
+
+/// `children` key: parent id + child seq.
+pub(crate) fn child_key(parent: &RecordId, seq: u64) -> [u8; 40] {
+    let mut k = [0u8; 40];
+    k[..32].copy_from_slice(parent.as_bytes());
+    k[32..].copy_from_slice(&seq.to_be_bytes());
+    k
 }
 
 /// `external` key: thread prefix + external id bytes.

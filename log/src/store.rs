@@ -133,6 +133,7 @@ pub struct Store {
     threads: Keyspace,
     heads: Keyspace,
     external: Keyspace,
+    children: Keyspace,
     meta: Keyspace,
     /// Next sequence number; the lock serializes writers.
     writer: Mutex<u64>,
@@ -181,6 +182,7 @@ impl Store {
             threads: ks(keys::THREADS)?,
             heads: ks(keys::HEADS)?,
             external: ks(keys::EXTERNAL)?,
+            children: ks(keys::CHILDREN)?,
             meta: ks(keys::META)?,
             writer: Mutex::new(0),
             synced_commits: AtomicU64::new(0),
@@ -245,14 +247,22 @@ impl Store {
                 });
                 continue;
             }
-            for parent in record.parents() {
-                if self.seq_in(&pending, &parent)?.is_none() {
+            let mut parents = record.parents();
+            parents.sort_unstable();
+            parents.dedup();
+            for parent in &parents {
+                if self.seq_in(&pending, parent)?.is_none() {
                     return Err(StoreError::MissingParent {
                         kind: record.kind().name(),
                         id,
-                        parent,
+                        parent: *parent,
                     });
                 }
+                batch.insert(
+                    &self.children,
+                    keys::child_key(parent, seq).as_slice(),
+                    keys::thread_value(record.kind(), &id).as_slice(),
+                );
             }
             if let Some(thread) = record.thread() {
                 let tenant = record.tenant();
@@ -603,6 +613,44 @@ impl Store {
                 }),
             }
         })
+    }
+
+    /// The records that cite `parent`, in log order: `(seq, kind, id)`.
+    pub fn children(
+        &self,
+        parent: &RecordId,
+    ) -> impl DoubleEndedIterator<Item = Result<(u64, RecordKind, RecordId), StoreError>> + '_ {
+        self.children.prefix(parent.as_bytes()).map(move |guard| {
+            let (k, v) = guard.into_inner().map_err(|e| self.storage(e))?;
+            let seq = k.get(32..).and_then(keys::decode_seq);
+            let kind = v.first().copied().and_then(RecordKind::from_code);
+            let id = v.get(1..).and_then(RecordId::from_slice);
+            match (seq, kind, id) {
+                (Some(seq), Some(kind), Some(id)) => Ok((seq, kind, id)),
+                _ => Err(StoreError::Corrupt {
+                    keyspace: keys::CHILDREN,
+                    detail: format!("entry with {}-byte value", v.len()),
+                }),
+            }
+        })
+    }
+
+    /// The children of `parent` of one kind, decoded, in log order.
+    pub fn children_of_kind(
+        &self,
+        parent: &RecordId,
+        kind: RecordKind,
+    ) -> Result<Vec<StoredRecord>, StoreError> {
+        let mut out = Vec::new();
+        for entry in self.children(parent) {
+            let (_, k, id) = entry?;
+            if k == kind {
+                if let Some(r) = self.get(&id)? {
+                    out.push(r);
+                }
+            }
+        }
+        Ok(out)
     }
 
     /// The head of a thread, if it has any record.

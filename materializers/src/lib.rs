@@ -1,6 +1,13 @@
 //! # strataflow-materializers
 //!
-//! Views folded from the log (DESIGN.md §5): search indexes, block decay
-//! levels, weights, event status and graph state, each with a digest over its
-//! canonical content. Views arrive with issue 4; today the log's own indexes
-//! (`strataflow-log`) are the only derived state.
+//! Views folded from the log (DESIGN.md §5). Each view is a deterministic
+//! fold: the same records give the same view whatever order the log holds
+//! them in.
+//!
+//! - [`event_status`]: active / superseded / forgotten per event, from events
+//!   and governance records, plus pins and conflicts.
+//! - [`graph_state`]: current and historical nodes, facts and edges folded
+//!   from graph assertions.
+
+pub mod event_status;
+pub mod graph_state;

@@ -4,8 +4,22 @@
 //! with no storage and no clock. Same inputs and configuration give the same
 //! outputs, byte for byte, on any machine.
 //!
+//! - [`operator`]: the contract (summarizer, extractor, projector traits,
+//!   operator ids and configuration hashes).
 //! - [`layers`]: the L4 readable and L3 condensed transcripts of a block (spec §4).
 //! - [`sealer`]: cuts a thread's open tail into blocks of N turns.
+//! - [`summarizer`], [`extractor`], [`projector`]: the embedded heuristic
+//!   operators, which need no model and no network.
+//! - [`profile`]: a named choice of one summarizer, extractor and projector,
+//!   and the registry of known operators.
+//! - [`validate`]: the checks every operator output passes before it is stored.
 
+pub mod extractor;
 pub mod layers;
+pub mod operator;
+pub mod profile;
+pub mod projector;
 pub mod sealer;
+pub mod summarizer;
+pub mod text;
+pub mod validate;

@@ -4,5 +4,6 @@
 //! input formats ([`source`]) and the ingest driver ([`ingest`]) that assigns
 //! positions, seals blocks as turns complete and commits in batches.
 
+pub mod derive;
 pub mod ingest;
 pub mod source;

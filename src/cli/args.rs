@@ -60,12 +60,72 @@ pub enum Command {
         /// Record id (64 hex digits) or a unique prefix of at least 4.
         id: String,
     },
+    /// Run whatever derivation is pending or retryable (summaries, events, graph).
+    Resume {
+        /// Profile (default: the data directory's default profile).
+        #[arg(long)]
+        profile: Option<String>,
+    },
+    /// Derivation state per operator: done, pending, retryable and failed.
+    Status {
+        /// Profile.
+        #[arg(long)]
+        profile: Option<String>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The events a profile extracted, with times, participants and status.
+    Events {
+        /// Only this thread.
+        #[arg(long)]
+        thread: Option<String>,
+        /// Tenant.
+        #[arg(long, default_value = "")]
+        tenant: String,
+        /// Profile.
+        #[arg(long)]
+        profile: Option<String>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The current-state graph: nodes with facts, and edges.
+    Graph {
+        /// Show the facts and edges valid at this RFC 3339 time instead of the current ones.
+        #[arg(long, value_name = "TIME")]
+        at: Option<String>,
+        /// Profile.
+        #[arg(long)]
+        profile: Option<String>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Forget an event (reversible: a new governance record).
+    Forget(GovernArgs),
+    /// Undo a forget.
+    Restore(GovernArgs),
+    /// Pin an event (full weight).
+    Pin(GovernArgs),
+    /// Undo a pin.
+    Unpin(GovernArgs),
     /// Recompute every hash, check parents and sequence; exit 4 with the offending ids if not intact.
     Audit {
         /// Print JSON.
         #[arg(long)]
         json: bool,
     },
+}
+
+/// Arguments of forget / restore / pin / unpin.
+#[derive(Debug, Args)]
+pub struct GovernArgs {
+    /// Event id or unique prefix.
+    pub event: String,
+    /// Why (kept in the record).
+    #[arg(long)]
+    pub reason: Option<String>,
 }
 
 /// `import` subcommands.
@@ -100,4 +160,7 @@ pub struct IngestArgs {
     /// No progress output.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Store and seal only; leave summaries, events and the graph to `resume`.
+    #[arg(long)]
+    pub no_derive: bool,
 }

@@ -13,7 +13,9 @@ use clap::Parser;
 use strataflow::pipeline::ingest::{IngestError, IngestStats, OnInvalid};
 use strataflow::{Memory, MemoryError};
 
-use args::{Cli, Command, ImportCommand, IngestArgs};
+use args::{Cli, Command, GovernArgs, ImportCommand, IngestArgs};
+use strataflow::log::record::{Actor, GovernanceAction};
+use strataflow::materializers::event_status::EventStatus;
 use progress::Progress;
 
 /// Exit status when input was refused.
@@ -135,6 +137,43 @@ fn run(cli: Cli) -> Result<(), Failure> {
             let memory = Memory::open_existing(&dir)?;
             render::record(&mut out, &memory.show(&id)?)?;
         }
+        Command::Resume { profile } => {
+            let memory = Memory::open_existing(&dir)?;
+            run_derive(&mut out, &memory, profile.as_deref(), false)?;
+        }
+        Command::Status { profile, json } => {
+            let memory = Memory::open_existing(&dir)?;
+            render::status(&mut out, &memory.status(profile.as_deref())?, json)?;
+        }
+        Command::Events {
+            thread,
+            tenant,
+            profile,
+            json,
+        } => {
+            let memory = Memory::open_existing(&dir)?;
+            let events = memory.events(profile.as_deref(), &tenant, thread.as_deref())?;
+            render::events(&mut out, &events, json)?;
+        }
+        Command::Graph { at, profile, json } => {
+            let memory = Memory::open_existing(&dir)?;
+            let graph = memory.graph(profile.as_deref())?;
+            let graph = match at {
+                Some(text) => {
+                    let t = strataflow::log::SourceTime::parse_rfc3339(&text).ok_or_else(|| Failure {
+                        message: format!("--at `{text}` is not an RFC 3339 time (e.g. 2023-06-01T00:00:00Z)"),
+                        status: 2,
+                    })?;
+                    graph.at(t.instant())
+                }
+                None => graph,
+            };
+            render::graph(&mut out, &graph, json)?;
+        }
+        Command::Forget(a) => govern(&mut out, &dir, a, GovernanceAction::Forget)?,
+        Command::Restore(a) => govern(&mut out, &dir, a, GovernanceAction::Restore)?,
+        Command::Pin(a) => govern(&mut out, &dir, a, GovernanceAction::Pin)?,
+        Command::Unpin(a) => govern(&mut out, &dir, a, GovernanceAction::Unpin)?,
         Command::Audit { json } => {
             let memory = Memory::open_existing(&dir)?;
             let report = memory.audit()?;
@@ -147,6 +186,44 @@ fn run(cli: Cli) -> Result<(), Failure> {
             }
         }
     }
+    Ok(())
+}
+
+/// Appends one governance decision and reports the event's new status.
+fn govern(out: &mut dyn Write, dir: &Path, args: GovernArgs, action: GovernanceAction) -> Result<(), Failure> {
+    let memory = Memory::open_existing(dir)?;
+    let name = match &action {
+        GovernanceAction::Forget => "forgot",
+        GovernanceAction::Restore => "restored",
+        GovernanceAction::Pin => "pinned",
+        GovernanceAction::Unpin => "unpinned",
+        GovernanceAction::ExpandBlock { .. } => "expanded",
+    };
+    let record = memory.govern(&args.event, action, Actor::User, args.reason)?;
+    let event = memory.show(&args.event)?.id;
+    let status = memory.event_status()?;
+    let state = status.get(&event);
+    writeln!(
+        out,
+        "{name} event {}: now {}{} (governance record {})",
+        event.short(),
+        state.map_or("unknown", |s| match s.status {
+            EventStatus::Active => "active",
+            EventStatus::Superseded => "superseded",
+            EventStatus::Forgotten => "forgotten",
+        }),
+        if state.is_some_and(|s| s.pinned) { ", pinned" } else { "" },
+        record.short()
+    )?;
+    Ok(())
+}
+
+/// Runs derivation for a profile with progress, then prints its summary.
+fn run_derive(out: &mut dyn Write, memory: &Memory, profile: Option<&str>, quiet: bool) -> Result<(), Failure> {
+    let mut progress = Progress::new("derive", quiet);
+    let stats = memory.derive(profile, &memory.derive_options(), &mut |s| progress.update_derive(s));
+    progress.finish();
+    render::derive_summary(out, &stats?)?;
     Ok(())
 }
 
@@ -203,5 +280,9 @@ fn run_ingest(
         &stats,
         progress.elapsed(),
         args.skip_invalid.as_deref(),
-    )
+    )?;
+    if !args.no_derive {
+        run_derive(out, memory, None, args.quiet)?;
+    }
+    Ok(())
 }

@@ -63,6 +63,19 @@ impl Progress {
             stats.rejected,
             stats.read as f64 / secs
         );
+        self.emit(&line);
+    }
+
+    /// Prints a line if enabled and the interval has passed.
+    fn emit(&mut self, line: &str) {
+        if !self.enabled {
+            return;
+        }
+        let now = Instant::now();
+        if self.last.is_some_and(|l| now.duration_since(l) < self.interval) {
+            return;
+        }
+        self.last = Some(now);
         let mut err = std::io::stderr().lock();
         if self.terminal {
             let _ = write!(err, "\r\x1b[2K{line}");
@@ -71,6 +84,15 @@ impl Progress {
             let _ = writeln!(err, "{line}");
         }
         let _ = err.flush();
+    }
+
+    /// Called as derivation moves on.
+    pub fn update_derive(&mut self, stats: &strataflow::pipeline::derive::DeriveStats) {
+        let line = format!(
+            "{}: {} blocks seen, {} ready, {} operator runs ({} failed), {} events, {} graph assertions",
+            self.label, stats.blocks, stats.ready, stats.runs, stats.failed_runs, stats.events, stats.assertions
+        );
+        self.emit(&line);
     }
 
     /// Clears the live line.

@@ -4,9 +4,10 @@ use std::io::{self, Write};
 use std::path::Path;
 use std::time::Duration;
 
-use strataflow::log::{AuditReport, StoredRecord};
+use strataflow::log::{AuditReport, StoredRecord, Timestamp};
+use strataflow::pipeline::derive::DeriveStats;
 use strataflow::pipeline::ingest::IngestStats;
-use strataflow::{Memory, MemoryError, Stats, ThreadBlocks};
+use strataflow::{DerivationStatus, EventListing, Memory, MemoryError, Stats, ThreadBlocks};
 
 fn json_line(out: &mut dyn Write, value: &impl serde::Serialize) -> io::Result<()> {
     serde_json::to_writer_pretty(&mut *out, value).map_err(io::Error::other)?;
@@ -166,4 +167,97 @@ pub fn audit(out: &mut dyn Write, report: &AuditReport, json: bool) -> io::Resul
         writeln!(out, "  {p}")?;
     }
     Ok(())
+}
+
+/// After derivation.
+pub fn derive_summary(out: &mut dyn Write, s: &DeriveStats) -> io::Result<()> {
+    writeln!(
+        out,
+        "derived: {} of {} blocks ready; wrote {} summaries, {} events, {} graph assertions in {} operator runs ({} failed)",
+        s.ready, s.blocks, s.summaries, s.events, s.assertions, s.runs, s.failed_runs
+    )?;
+    if s.terminal > 0 || s.waiting > 0 {
+        writeln!(
+            out,
+            "  {} stages failed 3 times, {} wait for a retry: see `strataflow status`",
+            s.terminal, s.waiting
+        )?;
+    }
+    Ok(())
+}
+
+/// `status`.
+pub fn status(out: &mut dyn Write, s: &DerivationStatus, json: bool) -> io::Result<()> {
+    if json {
+        return json_line(out, s);
+    }
+    writeln!(
+        out,
+        "profile {}: {} of {} blocks ready",
+        s.profile, s.ready_blocks, s.blocks
+    )?;
+    writeln!(
+        out,
+        "  {:<26} {:>7} {:>8} {:>10} {:>7}",
+        "operator", "done", "pending", "retryable", "failed"
+    )?;
+    for op in &s.operators {
+        writeln!(
+            out,
+            "  {:<26} {:>7} {:>8} {:>10} {:>7}",
+            op.operator, op.done, op.pending, op.retryable, op.failed
+        )?;
+    }
+    for op in &s.operators {
+        for f in &op.failures {
+            writeln!(
+                out,
+                "  {} {} on {}: {} attempt(s): {}",
+                op.operator,
+                if f.terminal { "FAILED" } else { "retryable" },
+                f.input.short(),
+                f.attempts,
+                f.error
+            )?;
+        }
+    }
+    Ok(())
+}
+
+fn time(t: Option<Timestamp>) -> String {
+    t.map_or_else(|| "?".to_owned(), |t| t.to_rfc3339())
+}
+
+/// `events`.
+pub fn events(out: &mut dyn Write, events: &[EventListing], json: bool) -> io::Result<()> {
+    if json {
+        return json_line(out, &events);
+    }
+    for e in events {
+        let when = match (e.happened_start, e.happened_end) {
+            (None, None) => "unknown".to_owned(),
+            (s, t) if s == t => time(s),
+            (s, t) => format!("{} .. {}", time(s), time(t)),
+        };
+        writeln!(
+            out,
+            "{}  [{}] {} ({}; {})",
+            e.id.short(),
+            format!("{:?}", e.status).to_lowercase(),
+            e.title,
+            e.event_type,
+            e.participants.join(", ")
+        )?;
+        writeln!(
+            out,
+            "    said {} · happened {} ({}, {}{}) · from {}",
+            e.mentioned_at.to_rfc3339(),
+            when,
+            format!("{:?}", e.precision).to_lowercase(),
+            format!("{:?}", e.basis).to_lowercase(),
+            e.time_text.as_ref().map(|t| format!(", \"{t}\"")).unwrap_or_default(),
+            e.source_messages.join(", ")
+        )?;
+    }
+    writeln!(out, "{} events", events.len())
 }

@@ -293,6 +293,10 @@ pub enum Assertion {
         to: NodeKey,
         /// Relation name.
         relation: String,
+        /// Functional: a source has at most one current target for this
+        /// relation, so a new target closes the old edge (`works_at`,
+        /// `lives_in`); otherwise edges accumulate (`visited`, `knows`).
+        functional: bool,
         /// Valid from.
         valid_from: Option<Timestamp>,
         /// Valid until.

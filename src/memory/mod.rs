@@ -10,7 +10,13 @@ use strataflow_pipeline::ingest::{
     self, IngestError, IngestOptions, IngestStats, OnInvalid, Source,
 };
 use strataflow_pipeline::source::jsonl::JsonlReader;
+use strataflow_pipeline::derive::DeriveError;
 use strataflow_pipeline::source::{SourceError, SourceItem, locomo};
+
+mod derivation;
+mod governance;
+
+pub use derivation::{DerivationStatus, EventListing, FailureInfo, OperatorStatus};
 
 /// Configuration key of the block size in turns.
 const BLOCK_TURNS: &str = "block_turns";
@@ -25,6 +31,9 @@ pub enum MemoryError {
     /// Ingest failed or refused the input.
     #[error(transparent)]
     Ingest(Box<IngestError>),
+    /// Derivation failed (operator failures are recorded, not errors).
+    #[error(transparent)]
+    Derive(#[from] DeriveError),
     /// No record matches.
     #[error("no record with id {0}")]
     NotFound(String),
@@ -116,11 +125,17 @@ pub struct ThreadBlocks {
     pub open_tail: Vec<String>,
 }
 
+impl std::fmt::Debug for Memory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Memory").field("store", &self.store).finish_non_exhaustive()
+    }
+}
+
 /// A data directory: the log plus the operators configured for it.
-#[derive(Debug)]
 pub struct Memory {
     store: Store,
     sealer: Sealer,
+    registry: strataflow_operators::profile::Registry,
 }
 
 impl Memory {
@@ -179,6 +194,7 @@ impl Memory {
         Ok(Self {
             store,
             sealer: Sealer::new(turns),
+            registry: strataflow_operators::profile::Registry::builtin(),
         })
     }
 

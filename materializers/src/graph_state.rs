@@ -1,0 +1,1 @@
+//! The graph state view (being written).

@@ -1,0 +1,458 @@
+//! The heuristic extractor (`heuristic-extractor@1`), the embedded default.
+//!
+//! It reads the target block's messages sentence by sentence and turns
+//! first-person statements of something that happened, is planned, is going
+//! on or is preferred into event cards:
+//!
+//! - A sentence is a statement when it is not a question or a reaction, has
+//!   at least three words, is in the first person, and has an event cue (a
+//!   past-tense or action verb, a plan, a progressive "I'm …ing", a
+//!   preference) or a time expression.
+//! - The statements of one message are grouped by the time they refer to:
+//!   a statement with its own time expression opens a group, a statement
+//!   without one joins the group before it. Each group becomes one event
+//!   that cites exactly that message and quotes exactly those sentences.
+//! - Time comes from the [temporal resolver](super::temporal): mention time
+//!   from the message, the happened interval from the group's expression.
+//!   A statement with no expression keeps an unknown time, except that a
+//!   progressive or "currently" statement is dated to its mention day with
+//!   basis `inferred` (it says it is going on then).
+//! - Title and summary restate the quotes in the third person ("I went" →
+//!   "Caroline went"); participants are the speaker plus people of the
+//!   block named in the quotes or introduced as "my sister Marta".
+//! - Type, status (occurred / planned / cancelled / ongoing) and
+//!   criticality come from keyword cues; confidence from the time basis.
+//! - A cancellation supersedes the latest planned event of the same speaker
+//!   in the timeline that shares a topic word with it.
+
+use strataflow_log::record::{
+    Criticality, Event, EventTemporal, EventType, Message, Occurrence, Precision, Role, Scope,
+    TimeBasis,
+};
+use strataflow_log::{Digest, RecordId, SourceTime, Timestamp};
+
+use super::temporal::{Tense, TimeExpression, detect_tense, find_time_expressions};
+use crate::operator::{Extraction, ExtractionInput, Extractor, OperatorError, OperatorId, config_hash};
+use crate::text::{clip, has_event_cue, is_chatter, is_first_person, is_question, is_stop_word, sentences, words};
+
+/// The heuristic extractor.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct HeuristicExtractor;
+
+/// Its operator id.
+pub fn id() -> OperatorId {
+    OperatorId::new("heuristic-extractor", 1)
+}
+
+impl Extractor for HeuristicExtractor {
+    fn id(&self) -> OperatorId {
+        id()
+    }
+
+    fn config_hash(&self) -> Digest {
+        config_hash(&id(), r#"{"min_words":3,"group_by":"time expression"}"#)
+    }
+
+    fn extract(&self, input: &ExtractionInput<'_>) -> Result<Extraction, OperatorError> {
+        let people = block_people(input);
+        let mut events = Vec::new();
+        for (message_id, message) in input.target.messages {
+            if !matches!(message.role, Role::User | Role::Assistant) {
+                continue;
+            }
+            for group in statement_groups(message) {
+                events.push(event_of(input, *message_id, message, &group, &people));
+            }
+        }
+        supersede_cancelled_plans(&mut events, input.timeline);
+        let reason = if events.is_empty() {
+            "no first-person statement of an event, plan or preference".to_owned()
+        } else {
+            format!("{} event statement(s)", events.len())
+        };
+        Ok(Extraction {
+            should_extract: !events.is_empty(),
+            reason,
+            events,
+        })
+    }
+}
+
+/// The speaker's display name, else the role's label.
+pub fn speaker_name(message: &Message) -> String {
+    message
+        .speaker
+        .as_deref()
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map_or_else(|| message.role.label().to_owned(), str::to_owned)
+}
+
+/// Statements of one message that refer to one time.
+struct Group {
+    sentences: Vec<String>,
+    time: Option<TimeExpression>,
+}
+
+fn statement_groups(message: &Message) -> Vec<Group> {
+    let mut groups: Vec<Group> = Vec::new();
+    for s in sentences(&message.content) {
+        if !is_statement(s.text) {
+            continue;
+        }
+        let time = find_time_expressions(s.text, message.time).into_iter().next();
+        match (time, groups.last_mut()) {
+            (None, Some(last)) => last.sentences.push(s.text.to_owned()),
+            (Some(t), Some(last))
+                if last.time.as_ref().is_some_and(|l| {
+                    (l.happened_start, l.happened_end) == (t.happened_start, t.happened_end)
+                }) =>
+            {
+                last.sentences.push(s.text.to_owned());
+            }
+            (time, _) => groups.push(Group {
+                sentences: vec![s.text.to_owned()],
+                time,
+            }),
+        }
+    }
+    groups
+}
+
+fn is_statement(sentence: &str) -> bool {
+    if is_question(sentence) || is_chatter(sentence) || sentence.starts_with("[image:") {
+        return false;
+    }
+    let w = words(sentence);
+    w.len() >= 3 && is_first_person(&w) && (has_event_cue(&w) || is_progressive(&w) || is_preference(&w))
+}
+
+fn is_progressive(w: &[String]) -> bool {
+    w.windows(2).any(|p| match p {
+        [a, b] => {
+            matches!(a.as_str(), "i'm" | "we're" | "am" | "are" | "currently") && b.ends_with("ing")
+        }
+        _ => false,
+    }) || w.iter().any(|x| x == "currently")
+}
+
+fn is_preference(w: &[String]) -> bool {
+    w.iter().any(|x| {
+        matches!(x.as_str(), "love" | "like" | "prefer" | "enjoy" | "hate" | "favorite" | "favourite")
+    })
+}
+
+fn event_of(
+    input: &ExtractionInput<'_>,
+    message_id: RecordId,
+    message: &Message,
+    group: &Group,
+    people: &[String],
+) -> Event {
+    let speaker = speaker_name(message);
+    let text = group.sentences.join(" ");
+    let w = words(&text);
+    let tense = group.time.as_ref().map_or_else(|| detect_tense(&text), |t| t.tense);
+    let status = occurrence(&w, tense);
+    let event_type = event_type(&w, status);
+    let (happened_start, happened_end, precision, basis, original_text) = match &group.time {
+        Some(t) => (
+            t.happened_start,
+            t.happened_end,
+            t.precision,
+            t.basis,
+            Some(t.text.clone()),
+        ),
+        None if status == Occurrence::Ongoing => {
+            let (start, end) = mention_day(message.time);
+            (Some(start), Some(end), Precision::Day, TimeBasis::Inferred, None)
+        }
+        None => (None, None, Precision::Unknown, TimeBasis::Unknown, None),
+    };
+    let restated: Vec<String> = group.sentences.iter().map(|s| third_person(s, &speaker)).collect();
+    let title = clip(restated.first().map_or("", String::as_str), 100);
+    let summary = clip(&restated.join(" "), 600);
+    let narrative = format!(
+        "{summary} (said {}; {})",
+        message.time.to_rfc3339(),
+        match (happened_start, happened_end) {
+            (Some(s), Some(e)) if s == e => format!("happened {}", s.to_rfc3339()),
+            (Some(s), Some(e)) => format!("happened between {} and {}", s.to_rfc3339(), e.to_rfc3339()),
+            _ => "time it happened unknown".to_owned(),
+        }
+    );
+    let mut participants = vec![speaker.clone()];
+    for p in mentioned_people(&group.sentences, people, &speaker) {
+        if !participants.contains(&p) {
+            participants.push(p);
+        }
+    }
+    let mut tags = vec![type_name(event_type).to_owned()];
+    tags.extend(topic_words(&w).into_iter().take(5));
+    Event {
+        tenant: input.target.block.tenant.clone(),
+        block: input.target.id,
+        source_messages: vec![message_id],
+        title,
+        summary,
+        narrative,
+        tags,
+        quotes: group.sentences.clone(),
+        temporal: EventTemporal {
+            mentioned_at: message.time,
+            happened_start,
+            happened_end,
+            original_text,
+            precision,
+            basis,
+            status,
+            participants,
+            event_type,
+            supersedes: Vec::new(),
+            conflicts_with: Vec::new(),
+        },
+        scope: Scope::User,
+        criticality: criticality(&w),
+        confidence_milli: match basis {
+            TimeBasis::Explicit => 900,
+            TimeBasis::Relative => 850,
+            TimeBasis::Inferred => 700,
+            TimeBasis::Unknown => 600,
+        },
+    }
+}
+
+/// The mention's calendar day in its offset (UTC when unknown).
+fn mention_day(t: SourceTime) -> (Timestamp, Timestamp) {
+    const DAY: i64 = 86_400_000;
+    let offset = i64::from(t.offset_minutes.unwrap_or(0)) * 60_000;
+    let local = t.utc_ms + offset;
+    let start = local.div_euclid(DAY) * DAY - offset;
+    (Timestamp(start), Timestamp(start + DAY - 1))
+}
+
+fn occurrence(w: &[String], tense: Tense) -> Occurrence {
+    let has = |x: &str| w.iter().any(|y| y == x);
+    if has("cancelled") || has("canceled") || has("cancel") || (has("called") && has("off")) {
+        Occurrence::Cancelled
+    } else if tense == Tense::Future {
+        Occurrence::Planned
+    } else if is_progressive(w) || tense == Tense::Present {
+        Occurrence::Ongoing
+    } else {
+        Occurrence::Occurred
+    }
+}
+
+fn event_type(w: &[String], status: Occurrence) -> EventType {
+    let any = |list: &[&str]| w.iter().any(|x| list.contains(&x.as_str()) || list.iter().any(|p| p.ends_with('*') && x.starts_with(p.trim_end_matches('*'))));
+    if status == Occurrence::Cancelled {
+        EventType::Cancellation
+    } else if any(&["decided", "decide", "decision", "chose"]) {
+        EventType::Decision
+    } else if any(&["released", "release", "launched", "launch", "shipped", "published", "opened"]) {
+        EventType::Release
+    } else if any(&["migrat*"]) {
+        EventType::Migration
+    } else if any(&["finished", "completed", "passed", "graduated", "done", "accepted"]) {
+        EventType::TaskCompleted
+    } else if any(&["meeting", "met", "meetup", "conference", "interview", "interviews", "council"]) {
+        EventType::Meeting
+    } else if any(&["accident", "hurt", "injured", "broke", "outage", "incident", "crash", "lost"]) {
+        EventType::Incident
+    } else if any(&["together", "collaborat*", "teamed", "joined", "join", "group"]) {
+        EventType::Collaboration
+    } else if any(&["switched", "changed", "moved", "started", "new"]) {
+        EventType::Change
+    } else if status == Occurrence::Planned {
+        EventType::Plan
+    } else {
+        EventType::Other
+    }
+}
+
+/// The snake_case name of an event type.
+pub fn type_name(t: EventType) -> &'static str {
+    match t {
+        EventType::Decision => "decision",
+        EventType::Release => "release",
+        EventType::TaskCompleted => "task_completed",
+        EventType::Plan => "plan",
+        EventType::Change => "change",
+        EventType::Cancellation => "cancellation",
+        EventType::Incident => "incident",
+        EventType::Meeting => "meeting",
+        EventType::Collaboration => "collaboration",
+        EventType::Migration => "migration",
+        EventType::Other => "other",
+    }
+}
+
+fn criticality(w: &[String]) -> Criticality {
+    let any = |list: &[&str]| w.iter().any(|x| list.contains(&x.as_str()));
+    if any(&["allergic", "allergy", "emergency", "hospital", "accident", "injured"]) {
+        Criticality::Safety
+    } else if any(&["prefer", "love", "favorite", "favourite", "hate", "enjoy"]) {
+        Criticality::Preference
+    } else if any(&["identify", "transgender", "born", "name", "religion", "married"]) {
+        Criticality::Identity
+    } else {
+        Criticality::Routine
+    }
+}
+
+fn topic_words(w: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for x in w {
+        if x.chars().count() >= 4 && !is_stop_word(x) && x.chars().all(char::is_alphabetic) && !out.contains(x) {
+            out.push(x.clone());
+        }
+    }
+    out
+}
+
+/// Restates a first-person sentence about `speaker` in the third person.
+pub fn third_person(sentence: &str, speaker: &str) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let tokens: Vec<&str> = sentence.split(' ').collect();
+    let mut i = 0;
+    while let Some(tok) = tokens.get(i) {
+        let core = tok.trim_start_matches(|c: char| !c.is_alphanumeric());
+        let lead = tok.get(..tok.len() - core.len()).unwrap_or_default();
+        let bare = core.trim_end_matches(|c: char| !c.is_alphanumeric() && c != '\'' && c != '’');
+        let tail = core.get(bare.len()..).unwrap_or_default();
+        let next = tokens.get(i + 1).map(|t| t.to_ascii_lowercase());
+        let replaced = match bare.replace('’', "'").as_str() {
+            "I'm" => Some(format!("{speaker} is")),
+            "I've" => Some(format!("{speaker} has")),
+            "I'll" => Some(format!("{speaker} will")),
+            "I'd" => Some(format!("{speaker} would")),
+            "I" if next.as_deref() == Some("am") => {
+                i += 1;
+                Some(format!("{speaker} is"))
+            }
+            "I" => Some(speaker.to_owned()),
+            "my" | "My" => Some(format!("{speaker}'s")),
+            "me" | "myself" => Some(speaker.to_owned()),
+            _ => None,
+        };
+        out.push(match replaced {
+            Some(r) => format!("{lead}{r}{tail}"),
+            None => (*tok).to_owned(),
+        });
+        i += 1;
+    }
+    out.join(" ")
+}
+
+/// People of the block: its speakers.
+fn block_people(input: &ExtractionInput<'_>) -> Vec<String> {
+    let mut people: Vec<String> = Vec::new();
+    for (_, m) in input.target.messages {
+        if matches!(m.role, Role::User | Role::Assistant) {
+            let s = speaker_name(m);
+            if !people.contains(&s) {
+                people.push(s);
+            }
+        }
+    }
+    people
+}
+
+const RELATIONS: &[&str] = &[
+    "aunt", "boss", "boyfriend", "brother", "colleague", "cousin", "dad", "daughter", "father",
+    "friend", "girlfriend", "grandfather", "grandma", "grandmother", "grandpa", "husband",
+    "mentor", "mom", "mother", "partner", "sister", "son", "uncle", "wife",
+];
+
+/// People named in the sentences: other speakers of the block (or a prefix
+/// of at least three letters, "Mel" for "Melanie"), and names after a
+/// relation word ("my sister Marta").
+fn mentioned_people(sentences: &[String], people: &[String], speaker: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for s in sentences {
+        let tokens: Vec<&str> = s
+            .split_whitespace()
+            .map(|t| t.trim_matches(|c: char| !c.is_alphanumeric()))
+            .collect();
+        for (i, tok) in tokens.iter().enumerate() {
+            let capitalized = tok.chars().next().is_some_and(char::is_uppercase)
+                && tok.chars().skip(1).all(char::is_lowercase)
+                && tok.chars().count() >= 3;
+            if !capitalized {
+                continue;
+            }
+            let known = people
+                .iter()
+                .find(|p| p.as_str() != speaker && (p.as_str() == *tok || p.starts_with(*tok)));
+            let after_relation = i > 0
+                && tokens
+                    .get(i - 1)
+                    .is_some_and(|prev| RELATIONS.contains(&prev.to_lowercase().as_str()));
+            let name = match (known, after_relation) {
+                (Some(p), _) => Some(p.clone()),
+                (None, true) => Some((*tok).to_owned()),
+                _ => None,
+            };
+            if let Some(n) = name {
+                if n != speaker && !out.contains(&n) {
+                    out.push(n);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A cancellation supersedes the latest planned event of the same speaker
+/// in the timeline that shares a topic word with it.
+fn supersede_cancelled_plans(events: &mut [Event], timeline: &[(RecordId, Event)]) {
+    for e in events.iter_mut() {
+        if e.temporal.status != Occurrence::Cancelled {
+            continue;
+        }
+        let speaker = e.temporal.participants.first().cloned().unwrap_or_default();
+        let mine = topic_words(&words(&e.quotes.join(" ")));
+        let target = timeline.iter().rev().find(|(_, old)| {
+            old.temporal.status == Occurrence::Planned
+                && old.temporal.participants.first() == Some(&speaker)
+                && topic_words(&words(&old.quotes.join(" ")))
+                    .iter()
+                    .any(|w| mine.contains(w))
+        });
+        if let Some((id, _)) = target {
+            e.temporal.supersedes.push(*id);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn third_person_restates_the_speaker() {
+        assert_eq!(
+            third_person("I went to my sister's place and I'm tired.", "Ana"),
+            "Ana went to Ana's sister's place and Ana is tired."
+        );
+        assert_eq!(third_person("Yesterday I am here, I've seen it.", "Bo"), "Yesterday Bo is here, Bo has seen it.");
+    }
+
+    #[test]
+    fn statements_need_first_person_and_a_cue() {
+        assert!(is_statement("I went to a LGBTQ support group yesterday and it was so powerful."));
+        assert!(is_statement("We're thinking about going camping next month."));
+        assert!(is_statement("I love pottery and painting."));
+        assert!(!is_statement("That's awesome, Caroline!"));
+        assert!(!is_statement("What did you do yesterday?"));
+        assert!(!is_statement("The weather was nice."));
+    }
+
+    #[test]
+    fn mentioned_people_finds_speakers_and_relations() {
+        let people = vec!["Caroline".to_owned(), "Melanie".to_owned()];
+        let s = vec!["Thanks Mel, my sister Marta and I went out.".to_owned()];
+        assert_eq!(mentioned_people(&s, &people, "Caroline"), ["Melanie", "Marta"]);
+    }
+}

@@ -1,0 +1,133 @@
+//! Profiles and the operator registry.
+//!
+//! A profile names one summarizer, one extractor and one projector by id
+//! (`name@version`). The registry maps ids to implementations; a profile
+//! naming an unknown operator is refused with the list of known ones.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use crate::extractor::HeuristicExtractor;
+use crate::operator::{Extractor, OperatorId, Projector, Summarizer};
+use crate::summarizer::HeuristicSummarizer;
+
+/// Name of the profile every data directory starts with.
+pub const DEFAULT_PROFILE: &str = "default";
+
+/// A named choice of operators.
+#[derive(Clone, PartialEq, Eq, Debug, serde::Serialize, serde::Deserialize)]
+pub struct Profile {
+    /// Profile name.
+    pub name: String,
+    /// Summarizer id.
+    pub summarizer: String,
+    /// Extractor id.
+    pub extractor: String,
+    /// Projector id.
+    pub projector: String,
+}
+
+impl Profile {
+    /// The embedded heuristics, under the default name.
+    pub fn default_profile() -> Self {
+        Self {
+            name: DEFAULT_PROFILE.to_owned(),
+            summarizer: crate::summarizer::heuristic::id().to_string(),
+            extractor: crate::extractor::heuristic::id().to_string(),
+            projector: "heuristic-projector@1".to_owned(),
+        }
+    }
+}
+
+/// Error resolving a profile.
+#[derive(Clone, PartialEq, Eq, Debug, thiserror::Error)]
+#[error("profile `{profile}`: unknown {role} `{id}` (known: {known})")]
+pub struct ProfileError {
+    /// Profile name.
+    pub profile: String,
+    /// summarizer / extractor / projector.
+    pub role: &'static str,
+    /// The unknown id.
+    pub id: String,
+    /// Known ids for that role.
+    pub known: String,
+}
+
+/// The operators a profile resolves to.
+#[derive(Clone)]
+pub struct Operators {
+    /// Summarizer.
+    pub summarizer: Arc<dyn Summarizer>,
+    /// Extractor.
+    pub extractor: Arc<dyn Extractor>,
+    /// Projector.
+    pub projector: Arc<dyn Projector>,
+}
+
+impl std::fmt::Debug for Operators {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Operators")
+            .field("summarizer", &self.summarizer.id().to_string())
+            .field("extractor", &self.extractor.id().to_string())
+            .field("projector", &self.projector.id().to_string())
+            .finish()
+    }
+}
+
+/// Known operators by id.
+#[derive(Clone, Default)]
+pub struct Registry {
+    summarizers: BTreeMap<OperatorId, Arc<dyn Summarizer>>,
+    extractors: BTreeMap<OperatorId, Arc<dyn Extractor>>,
+    projectors: BTreeMap<OperatorId, Arc<dyn Projector>>,
+}
+
+impl Registry {
+    /// The embedded operators.
+    pub fn builtin() -> Self {
+        let mut r = Self::default();
+        r.add_summarizer(Arc::new(HeuristicSummarizer));
+        r.add_extractor(Arc::new(HeuristicExtractor));
+        r
+    }
+
+    /// Registers a summarizer under its id.
+    pub fn add_summarizer(&mut self, op: Arc<dyn Summarizer>) {
+        self.summarizers.insert(op.id(), op);
+    }
+
+    /// Registers an extractor under its id.
+    pub fn add_extractor(&mut self, op: Arc<dyn Extractor>) {
+        self.extractors.insert(op.id(), op);
+    }
+
+    /// Registers a projector under its id.
+    pub fn add_projector(&mut self, op: Arc<dyn Projector>) {
+        self.projectors.insert(op.id(), op);
+    }
+
+    /// The operators of a profile.
+    pub fn resolve(&self, profile: &Profile) -> Result<Operators, ProfileError> {
+        Ok(Operators {
+            summarizer: find(&self.summarizers, profile, "summarizer", &profile.summarizer)?,
+            extractor: find(&self.extractors, profile, "extractor", &profile.extractor)?,
+            projector: find(&self.projectors, profile, "projector", &profile.projector)?,
+        })
+    }
+}
+
+fn find<T: ?Sized>(
+    map: &BTreeMap<OperatorId, Arc<T>>,
+    profile: &Profile,
+    role: &'static str,
+    id: &str,
+) -> Result<Arc<T>, ProfileError> {
+    OperatorId::parse(id)
+        .and_then(|op| map.get(&op).cloned())
+        .ok_or_else(|| ProfileError {
+            profile: profile.name.clone(),
+            role,
+            id: id.to_owned(),
+            known: map.keys().map(ToString::to_string).collect::<Vec<_>>().join(", "),
+        })
+}

@@ -1,0 +1,1 @@
+//! The heuristic projector (being written).

@@ -1,0 +1,3 @@
+//! Projectors: events → graph assertions (spec §10).
+
+pub mod heuristic;

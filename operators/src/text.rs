@@ -1,0 +1,232 @@
+//! English text helpers shared by the heuristic operators: sentences,
+//! words, stop words and the cues that mark a sentence as worth
+//! remembering. Deterministic and allocation-light; no model.
+
+/// A sentence of a message with its byte span.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Sentence<'a> {
+    /// The sentence, trimmed.
+    pub text: &'a str,
+    /// Byte offset in the message.
+    pub start: usize,
+}
+
+/// Splits text into sentences at `.`, `!`, `?`, `…` (followed by space or
+/// end) and at line breaks. Abbreviations like "Mr." and decimals are kept
+/// whole. Empty pieces are dropped.
+pub fn sentences(text: &str) -> Vec<Sentence<'_>> {
+    let mut out = Vec::new();
+    let mut start = 0usize;
+    let chars: Vec<(usize, char)> = text.char_indices().collect();
+    let mut i = 0usize;
+    while let Some(&(at, c)) = chars.get(i) {
+        let next = chars.get(i + 1).map(|&(_, n)| n);
+        let boundary = match c {
+            '\n' => true,
+            '!' | '?' | '…' | '。' | '！' | '？' => !matches!(next, Some('!' | '?')),
+            '.' => {
+                let word_before = text.get(start..at).unwrap_or_default();
+                let last_word = word_before.rsplit(' ').next().unwrap_or_default();
+                let abbreviation = matches!(
+                    last_word.to_ascii_lowercase().as_str(),
+                    "mr" | "mrs" | "ms" | "dr" | "st" | "vs" | "etc" | "e.g" | "i.e" | "jr" | "sr"
+                );
+                let decimal = next.is_some_and(|n| n.is_ascii_digit());
+                !abbreviation && !decimal && next.is_none_or(|n| n.is_whitespace() || n == '"')
+            }
+            _ => false,
+        };
+        if boundary {
+            let end = at + c.len_utf8();
+            push_sentence(text, start, end, &mut out);
+            start = end;
+        }
+        i += 1;
+    }
+    push_sentence(text, start, text.len(), &mut out);
+    out
+}
+
+fn push_sentence<'a>(text: &'a str, start: usize, end: usize, out: &mut Vec<Sentence<'a>>) {
+    let Some(piece) = text.get(start..end) else {
+        return;
+    };
+    let trimmed = piece.trim();
+    if trimmed.chars().any(char::is_alphanumeric) {
+        let offset = piece.len() - piece.trim_start().len();
+        out.push(Sentence {
+            text: trimmed,
+            start: start + offset,
+        });
+    }
+}
+
+/// Lowercase words (letters, digits, apostrophes inside words).
+pub fn words(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut current = String::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        let inner_apostrophe = (c == '\'' || c == '’')
+            && !current.is_empty()
+            && chars.peek().is_some_and(|n| n.is_alphanumeric());
+        if c.is_alphanumeric() {
+            current.extend(c.to_lowercase());
+        } else if inner_apostrophe {
+            current.push('\'');
+        } else if !current.is_empty() {
+            out.push(std::mem::take(&mut current));
+        }
+    }
+    if !current.is_empty() {
+        out.push(current);
+    }
+    out
+}
+
+/// Words that carry no topic.
+pub fn is_stop_word(word: &str) -> bool {
+    STOP_WORDS.binary_search(&word).is_ok()
+}
+
+/// Sorted for binary search.
+const STOP_WORDS: &[&str] = &[
+    "a", "about", "after", "again", "all", "also", "always", "am", "an", "and", "any", "are",
+    "around", "as", "at", "awesome", "back", "be", "because", "been", "before", "being", "but",
+    "by", "can", "can't", "cool", "could", "day", "did", "do", "does", "doing", "don't", "done",
+    "each", "even", "ever", "every", "feel", "felt", "for", "from", "fun", "get", "getting",
+    "go", "going", "gonna", "good", "got", "great", "had", "has", "have", "having", "he", "her",
+    "here", "hey", "hi", "him", "his", "how", "i", "i'd", "i'll", "i'm", "i've", "if", "in",
+    "into", "is", "it", "it's", "its", "just", "know", "last", "let", "let's", "like", "lot",
+    "made", "make", "me", "more", "much", "my", "new", "next", "no", "not", "now", "of", "oh",
+    "ok", "okay", "on", "one", "or", "other", "our", "out", "over", "really", "right", "said",
+    "same", "see", "she", "so", "some", "something", "still", "such", "sure", "take", "than",
+    "thank", "thanks", "that", "that's", "the", "their", "them", "then", "there", "these",
+    "they", "thing", "things", "think", "this", "those", "through", "time", "to", "too", "up",
+    "us", "very", "want", "was", "way", "we", "we're", "well", "were", "what", "what's", "when",
+    "where", "which", "while", "who", "why", "will", "with", "would", "wow", "yeah", "yes",
+    "yet", "you", "you're", "your",
+];
+
+/// Whether a sentence is a question.
+pub fn is_question(sentence: &str) -> bool {
+    sentence.trim_end().ends_with('?')
+}
+
+/// Cues of a personal, memory-worthy statement: first person plus an
+/// action, plan, state or preference.
+pub fn is_first_person(words: &[String]) -> bool {
+    words
+        .iter()
+        .any(|w| matches!(w.as_str(), "i" | "i'm" | "i've" | "i'd" | "i'll" | "my" | "we" | "we're" | "we've" | "our" | "me" | "us"))
+}
+
+/// Verbs and phrases that mark something that happened, is planned or is
+/// a lasting fact about the speaker.
+pub fn has_event_cue(words: &[String]) -> bool {
+    words.iter().any(|w| {
+        EVENT_WORDS.binary_search(&w.as_str()).is_ok()
+            || (w.len() >= 5 && w.ends_with("ed") && !NOT_VERBS_ED.contains(&w.as_str()))
+    })
+}
+
+/// Sorted for binary search.
+const EVENT_WORDS: &[&str] = &[
+    "adopt", "applied", "apply", "ate", "attend", "bought", "broke", "built", "buy", "came",
+    "cancel", "cancelled", "celebrate", "chose", "decide", "decided", "did", "drew", "drove",
+    "fell", "finish", "finished", "found", "gave", "going", "gonna", "got", "had", "hate",
+    "hurt", "join", "joined", "launch", "left", "lost", "love", "made", "meet", "met", "move",
+    "moved", "paint", "painted", "plan", "planning", "plans", "prefer", "ran", "read", "saw",
+    "sold", "start", "started", "take", "taking", "thinking", "took", "travel", "trip", "visit",
+    "went", "will", "won", "work", "working", "works", "wrote",
+];
+
+/// Words ending in "ed" that are not past-tense verbs.
+const NOT_VERBS_ED: &[&str] = &[
+    "bored", "excited", "indeed", "interested", "married", "needed", "pleased", "scared", "seed",
+    "speed", "stressed", "tired", "worried",
+];
+
+/// Greetings and reactions that carry no memory on their own.
+pub fn is_chatter(sentence: &str) -> bool {
+    let w = words(sentence);
+    if w.is_empty() {
+        return true;
+    }
+    let content = w.iter().filter(|x| !is_stop_word(x)).count();
+    content == 0
+        || (w.len() <= 4
+            && w.iter().any(|x| {
+                matches!(
+                    x.as_str(),
+                    "congrats" | "congratulations" | "amazing" | "wow" | "thanks" | "thank" | "bye"
+                        | "awesome" | "cool" | "nice" | "great" | "hey" | "hi" | "hello"
+                )
+            }))
+}
+
+/// Cuts text to at most `max` characters at a word boundary, adding `…`
+/// when cut.
+pub fn clip(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    let mut out: String = text.chars().take(max.saturating_sub(1)).collect();
+    if let Some(space) = out.rfind(' ') {
+        if space > max / 2 {
+            out.truncate(space);
+        }
+    }
+    let trimmed = out.trim_end_matches([',', ';', ':', ' ', '-', '–']);
+    format!("{trimmed}…")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stop_and_event_word_lists_are_sorted() {
+        assert!(STOP_WORDS.windows(2).all(|w| w[0] < w[1]));
+        assert!(EVENT_WORDS.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn splits_sentences_keeping_abbreviations_and_decimals() {
+        let s: Vec<_> = sentences("Hi Mr. Smith! It cost 3.50 today. Really?\nYes")
+            .into_iter()
+            .map(|s| s.text)
+            .collect();
+        assert_eq!(s, ["Hi Mr. Smith!", "It cost 3.50 today.", "Really?", "Yes"]);
+    }
+
+    #[test]
+    fn sentence_offsets_point_into_the_text() {
+        let text = "One.  Two!";
+        for s in sentences(text) {
+            assert_eq!(&text[s.start..s.start + s.text.len()], s.text);
+        }
+    }
+
+    #[test]
+    fn words_are_lowercase_and_keep_inner_apostrophes() {
+        assert_eq!(words("I'm at Mel's, OK?"), ["i'm", "at", "mel's", "ok"]);
+    }
+
+    #[test]
+    fn cues() {
+        assert!(is_first_person(&words("We went camping")));
+        assert!(has_event_cue(&words("We went camping")));
+        assert!(has_event_cue(&words("I just joined a group")));
+        assert!(!has_event_cue(&words("I am so excited")));
+        assert!(is_chatter("Wow, congrats!"));
+        assert!(is_chatter("Thanks!"));
+        assert!(!is_chatter("I went to a support group yesterday."));
+    }
+
+    #[test]
+    fn clip_cuts_at_a_word() {
+        assert_eq!(clip("short", 10), "short");
+        assert_eq!(clip("one two three four five", 12), "one two…");
+    }
+}

@@ -1,0 +1,524 @@
+//! Derivation: block summaries, events and graph assertions for every
+//! sealed block, under one profile's operators.
+//!
+//! Per thread, blocks are processed in ordinal order, each through three
+//! stages: summarize, extract (skipped when the summary says there is
+//! nothing to extract), project (the events of that extraction). Every run
+//! of an operator appends its outputs and a `Derivation` record in one
+//! atomic batch; a failed run appends a failed `Derivation` and nothing
+//! else, so messages and blocks are never lost or rolled back.
+//!
+//! Whether a stage is done is read from the log (the `Derivation` children
+//! of its input), never from a side table: running derivation again on the
+//! same data adds nothing, and a second profile runs only the operators
+//! whose id or configuration differ; outputs identical to existing records
+//! are not written again because ids are content.
+//!
+//! Failures are retried at most [`RetryPolicy::max_attempts`] times in all
+//! (3 by default), after 1 s then 2 s within one run; a stage that failed
+//! that often is terminal and reported by `status`. Retrying never holds
+//! back other blocks or sealing.
+//!
+//! A block is **ready** when its summary is stored and its extraction
+//! succeeded, validly returned nothing, or was skipped.
+
+use std::collections::{BTreeMap, HashMap};
+use std::time::{Duration, Instant};
+
+use strataflow_log::record::{
+    Block, BlockSummary, Derivation, Event, GraphAssertion, Message, Outcome, Record, RecordKind,
+};
+use strataflow_log::{Digest, Durability, RecordId, Store, StoreError};
+use strataflow_operators::operator::{
+    BlockInput, ExtractionInput, OperatorId, ProjectionInput, TIMELINE_LIMIT,
+};
+use strataflow_operators::profile::Operators;
+use strataflow_operators::validate;
+
+/// How failed operator runs are retried.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// Attempts in all, first included (spec: 3).
+    pub max_attempts: u32,
+    /// Wait after the first failure; doubled after each further one (1 s, 2 s).
+    pub first_backoff: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        Self {
+            max_attempts: 3,
+            first_backoff: Duration::from_secs(1),
+        }
+    }
+}
+
+/// Settings of a derivation run.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DeriveOptions {
+    /// Durability of each committed batch.
+    pub durability: Durability,
+    /// Retry policy.
+    pub retry: RetryPolicy,
+    /// Wait out backoffs and retry within this run (the CLI does); when
+    /// false, a failed stage is left for the next run.
+    pub wait_for_retries: bool,
+}
+
+/// Counters of a derivation run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct DeriveStats {
+    /// Blocks seen.
+    pub blocks: u64,
+    /// Blocks ready at the end.
+    pub ready: u64,
+    /// Operator runs made (successful or not).
+    pub runs: u64,
+    /// Runs that failed.
+    pub failed_runs: u64,
+    /// Summaries written.
+    pub summaries: u64,
+    /// Events written.
+    pub events: u64,
+    /// Graph assertions written.
+    pub assertions: u64,
+    /// Stages that failed the maximum number of times.
+    pub terminal: u64,
+    /// Stages waiting for a retry when the run ended.
+    pub waiting: u64,
+}
+
+/// Error of a derivation run (operator failures are not errors: they are
+/// recorded and retried).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DeriveError {
+    /// The log failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// A record the log points at is missing or of the wrong kind.
+    #[error("damaged log: {0}")]
+    Damaged(String),
+}
+
+/// One stage's history for an operator and input, read from the log.
+#[derive(Clone, Debug, Default)]
+pub struct StageState {
+    /// The successful (or skipped) derivation, if any.
+    pub done: Option<Derivation>,
+    /// Failed attempts so far.
+    pub failures: u32,
+    /// The last failure's error.
+    pub last_error: Option<String>,
+}
+
+/// The stage history of operator `op` (with `config`) on `anchor`; with
+/// `inputs`, only derivations over exactly those inputs count.
+pub fn stage_state(
+    store: &Store,
+    anchor: &RecordId,
+    op: &OperatorId,
+    config: &Digest,
+    inputs: Option<&[RecordId]>,
+) -> Result<StageState, StoreError> {
+    let name = op.to_string();
+    let mut state = StageState::default();
+    for stored in store.children_of_kind(anchor, RecordKind::Derivation)? {
+        let Record::Derivation(d) = stored.record else {
+            continue;
+        };
+        if d.operator != name || d.config_hash != *config || inputs.is_some_and(|i| d.inputs != i) {
+            continue;
+        }
+        match &d.outcome {
+            Outcome::Ok | Outcome::Skipped { .. } => state.done = Some(d),
+            Outcome::Failed { error } => {
+                state.failures += 1;
+                state.last_error = Some(error.clone());
+            }
+        }
+    }
+    Ok(state)
+}
+
+/// Runs every pending or retryable stage of every block.
+pub fn derive(
+    store: &Store,
+    ops: &Operators,
+    options: &DeriveOptions,
+    progress: &mut dyn FnMut(&DeriveStats),
+) -> Result<DeriveStats, DeriveError> {
+    let mut run = Run {
+        store,
+        ops,
+        options,
+        stats: DeriveStats::default(),
+        not_before: HashMap::new(),
+        next_wake: None,
+    };
+    loop {
+        run.stats = DeriveStats {
+            runs: run.stats.runs,
+            failed_runs: run.stats.failed_runs,
+            summaries: run.stats.summaries,
+            events: run.stats.events,
+            assertions: run.stats.assertions,
+            ..DeriveStats::default()
+        };
+        run.next_wake = None;
+        for blocks in threads(store)?.values() {
+            run.thread(blocks)?;
+            progress(&run.stats);
+        }
+        match run.next_wake {
+            Some(wake) if options.wait_for_retries => {
+                std::thread::sleep(wake.saturating_duration_since(Instant::now()));
+            }
+            _ => break,
+        }
+    }
+    Ok(run.stats)
+}
+
+/// Block ids per (tenant, thread), in ordinal order.
+fn threads(store: &Store) -> Result<BTreeMap<(String, String), Vec<RecordId>>, DeriveError> {
+    let mut out: BTreeMap<(String, String), Vec<(u32, RecordId)>> = BTreeMap::new();
+    for entry in store.ids_of_kind(RecordKind::Block) {
+        let (_, id) = entry?;
+        let b = block(store, &id)?;
+        out.entry((b.tenant, b.thread)).or_default().push((b.ordinal, id));
+    }
+    Ok(out
+        .into_iter()
+        .map(|(k, mut v)| {
+            v.sort_unstable();
+            (k, v.into_iter().map(|(_, id)| id).collect())
+        })
+        .collect())
+}
+
+fn block(store: &Store, id: &RecordId) -> Result<Block, DeriveError> {
+    match store.get(id)?.map(|s| s.record) {
+        Some(Record::Block(b)) => Ok(b),
+        _ => Err(DeriveError::Damaged(format!("block {id} is missing"))),
+    }
+}
+
+/// Stage keys for the retry schedule.
+#[derive(Clone, PartialEq, Eq, Hash)]
+enum StageKey {
+    Summary(RecordId),
+    Extraction(RecordId),
+    Projection(RecordId),
+}
+
+struct Run<'a> {
+    store: &'a Store,
+    ops: &'a Operators,
+    options: &'a DeriveOptions,
+    stats: DeriveStats,
+    not_before: HashMap<StageKey, Instant>,
+    next_wake: Option<Instant>,
+}
+
+/// What happened to a stage in this pass.
+enum Step<T> {
+    Done(T),
+    NotYet,
+}
+
+impl Run<'_> {
+    fn thread(&mut self, blocks: &[RecordId]) -> Result<(), DeriveError> {
+        let mut timeline: Vec<(RecordId, Event)> = Vec::new();
+        for block_id in blocks {
+            self.stats.blocks += 1;
+            let block = block(self.store, block_id)?;
+            let messages = self.messages(&block)?;
+            let input = BlockInput {
+                id: *block_id,
+                block: &block,
+                messages: &messages,
+            };
+            let Step::Done((summary_id, summary)) = self.summary(&input)? else {
+                continue;
+            };
+            let Step::Done(events) = self.extraction(&input, summary_id, &summary, &timeline)? else {
+                continue;
+            };
+            self.stats.ready += 1;
+            if !events.is_empty() {
+                self.projection(&block.tenant, &events)?;
+            }
+            timeline.extend(events);
+            let excess = timeline.len().saturating_sub(TIMELINE_LIMIT);
+            timeline.drain(..excess);
+        }
+        Ok(())
+    }
+
+    fn messages(&self, block: &Block) -> Result<Vec<(RecordId, Message)>, DeriveError> {
+        block
+            .messages
+            .iter()
+            .map(|id| match self.store.get(id)?.map(|s| s.record) {
+                Some(Record::Message(m)) => Ok((*id, m)),
+                _ => Err(DeriveError::Damaged(format!("message {id} of a block is missing"))),
+            })
+            .collect()
+    }
+
+    /// Whether a stage with `failures` may run now; records terminal and
+    /// waiting stages.
+    fn may_run(&mut self, key: &StageKey, failures: u32) -> bool {
+        if failures >= self.options.retry.max_attempts {
+            self.stats.terminal += 1;
+            return false;
+        }
+        match self.not_before.get(key) {
+            Some(t) if *t > Instant::now() => {
+                self.stats.waiting += 1;
+                self.next_wake = Some(self.next_wake.map_or(*t, |w| w.min(*t)));
+                false
+            }
+            _ => true,
+        }
+    }
+
+    fn failed(&mut self, key: StageKey, attempt: u32) {
+        self.stats.failed_runs += 1;
+        if attempt < self.options.retry.max_attempts {
+            let wait = self.options.retry.first_backoff * 2u32.saturating_pow(attempt - 1);
+            let at = Instant::now() + wait;
+            self.not_before.insert(key, at);
+            self.stats.waiting += 1;
+            self.next_wake = Some(self.next_wake.map_or(at, |w| w.min(at)));
+        } else {
+            self.stats.terminal += 1;
+        }
+    }
+
+    fn append(&mut self, records: Vec<Record>) -> Result<Vec<RecordId>, DeriveError> {
+        let receipt = self.store.append(&records, self.options.durability)?;
+        for (r, a) in records.iter().zip(&receipt.records) {
+            if a.new {
+                match r.kind() {
+                    RecordKind::BlockSummary => self.stats.summaries += 1,
+                    RecordKind::Event => self.stats.events += 1,
+                    RecordKind::GraphAssertion => self.stats.assertions += 1,
+                    _ => {}
+                }
+            }
+        }
+        Ok(receipt.records.iter().map(|a| a.id).collect())
+    }
+
+    fn derivation(
+        tenant: &str,
+        op: OperatorId,
+        config: Digest,
+        inputs: Vec<RecordId>,
+        outputs: Vec<RecordId>,
+        outcome: Outcome,
+        attempt: u32,
+    ) -> Record {
+        Record::Derivation(Derivation {
+            tenant: tenant.to_owned(),
+            operator: op.to_string(),
+            config_hash: config,
+            inputs,
+            outputs,
+            outcome,
+            attempt,
+        })
+    }
+
+    fn summary(&mut self, input: &BlockInput<'_>) -> Result<Step<(RecordId, BlockSummary)>, DeriveError> {
+        let op = self.ops.summarizer.id();
+        let config = self.ops.summarizer.config_hash();
+        let state = stage_state(self.store, &input.id, &op, &config, None)?;
+        if let Some(done) = state.done {
+            let id = done.outputs.first().copied().ok_or_else(|| {
+                DeriveError::Damaged(format!("summary derivation of block {} has no output", input.id))
+            })?;
+            return match self.store.get(&id)?.map(|s| s.record) {
+                Some(Record::BlockSummary(s)) => Ok(Step::Done((id, s))),
+                _ => Err(DeriveError::Damaged(format!("summary {id} is missing"))),
+            };
+        }
+        let key = StageKey::Summary(input.id);
+        if !self.may_run(&key, state.failures) {
+            return Ok(Step::NotYet);
+        }
+        let attempt = state.failures + 1;
+        self.stats.runs += 1;
+        let tenant = input.block.tenant.as_str();
+        let result = self
+            .ops
+            .summarizer
+            .summarize(input)
+            .and_then(|s| validate::summary(input, s));
+        match result {
+            Ok(summary) => {
+                let summary_id = strataflow_log::envelope::encode_with_id(&Record::BlockSummary(summary.clone()))
+                    .map_err(StoreError::from)?
+                    .0;
+                let d = Self::derivation(tenant, op, config, vec![input.id], vec![summary_id], Outcome::Ok, attempt);
+                self.append(vec![Record::BlockSummary(summary.clone()), d])?;
+                Ok(Step::Done((summary_id, summary)))
+            }
+            Err(e) => {
+                let d = Self::derivation(tenant, op, config, vec![input.id], vec![], Outcome::Failed { error: e.0 }, attempt);
+                self.append(vec![d])?;
+                self.failed(key, attempt);
+                Ok(Step::NotYet)
+            }
+        }
+    }
+
+    fn extraction(
+        &mut self,
+        input: &BlockInput<'_>,
+        summary_id: RecordId,
+        summary: &BlockSummary,
+        timeline: &[(RecordId, Event)],
+    ) -> Result<Step<Vec<(RecordId, Event)>>, DeriveError> {
+        let op = self.ops.extractor.id();
+        let config = self.ops.extractor.config_hash();
+        let state = stage_state(self.store, &input.id, &op, &config, None)?;
+        if let Some(done) = state.done {
+            let mut events = Vec::new();
+            for id in &done.outputs {
+                match self.store.get(id)?.map(|s| s.record) {
+                    Some(Record::Event(e)) => events.push((*id, e)),
+                    _ => return Err(DeriveError::Damaged(format!("event {id} is missing"))),
+                }
+            }
+            return Ok(Step::Done(events));
+        }
+        let tenant = input.block.tenant.as_str();
+        let inputs = vec![input.id, summary_id];
+        if !summary.should_extract {
+            let reason = "the summary found nothing to extract".to_owned();
+            let d = Self::derivation(tenant, op, config, inputs, vec![], Outcome::Skipped { reason }, 1);
+            self.append(vec![d])?;
+            return Ok(Step::Done(Vec::new()));
+        }
+        let key = StageKey::Extraction(input.id);
+        if !self.may_run(&key, state.failures) {
+            return Ok(Step::NotYet);
+        }
+        let attempt = state.failures + 1;
+        self.stats.runs += 1;
+        let neighbours = self.neighbour_key_points(input.block)?;
+        let extraction_input = ExtractionInput {
+            target: *input,
+            summary,
+            previous_key_points: neighbours.0.as_deref(),
+            next_key_points: neighbours.1.as_deref(),
+            timeline,
+        };
+        let timeline_ids: Vec<RecordId> = timeline.iter().map(|(id, _)| *id).collect();
+        let result = self.ops.extractor.extract(&extraction_input).and_then(|x| {
+            let (events, dropped) = validate::events(input, &timeline_ids, x.events);
+            if x.should_extract && events.is_empty() {
+                let reason = if x.reason.trim().is_empty() {
+                    String::new()
+                } else {
+                    format!(": {}", x.reason.trim())
+                };
+                return Err(strataflow_operators::operator::OperatorError(format!(
+                    "extractor requested extraction but returned no valid events ({dropped} dropped){reason}"
+                )));
+            }
+            Ok(events)
+        });
+        match result {
+            Ok(events) => {
+                let mut records: Vec<Record> = events.iter().cloned().map(Record::Event).collect();
+                let mut ids = Vec::with_capacity(events.len());
+                for r in &records {
+                    ids.push(strataflow_log::envelope::encode_with_id(r).map_err(StoreError::from)?.0);
+                }
+                records.push(Self::derivation(tenant, op, config, inputs, ids.clone(), Outcome::Ok, attempt));
+                self.append(records)?;
+                Ok(Step::Done(ids.into_iter().zip(events).collect()))
+            }
+            Err(e) => {
+                let d = Self::derivation(tenant, op, config, inputs, vec![], Outcome::Failed { error: e.0 }, attempt);
+                self.append(vec![d])?;
+                self.failed(key, attempt);
+                Ok(Step::NotYet)
+            }
+        }
+    }
+
+    /// L2 key points of the blocks before and after, from this profile's
+    /// summarizer (context only).
+    fn neighbour_key_points(&self, block: &Block) -> Result<(Option<Vec<String>>, Option<Vec<String>>), DeriveError> {
+        let op = self.ops.summarizer.id();
+        let config = self.ops.summarizer.config_hash();
+        let mut found = (None, None);
+        let mut prev_id = None;
+        let mut next_id = None;
+        for entry in self.store.thread_records(&block.tenant, &block.thread, 0) {
+            let (_, kind, id) = entry?;
+            if kind != RecordKind::Block {
+                continue;
+            }
+            let b = self::block(self.store, &id)?;
+            if b.ordinal + 1 == block.ordinal {
+                prev_id = Some(id);
+            } else if b.ordinal == block.ordinal + 1 {
+                next_id = Some(id);
+            }
+        }
+        for (slot, id) in [(&mut found.0, prev_id), (&mut found.1, next_id)] {
+            let Some(id) = id else { continue };
+            let state = stage_state(self.store, &id, &op, &config, None)?;
+            if let Some(sid) = state.done.and_then(|d| d.outputs.first().copied()) {
+                if let Some(Record::BlockSummary(s)) = self.store.get(&sid)?.map(|s| s.record) {
+                    *slot = Some(s.key_points);
+                }
+            }
+        }
+        Ok(found)
+    }
+
+    fn projection(&mut self, tenant: &str, events: &[(RecordId, Event)]) -> Result<(), DeriveError> {
+        let op = self.ops.projector.id();
+        let config = self.ops.projector.config_hash();
+        let inputs: Vec<RecordId> = events.iter().map(|(id, _)| *id).collect();
+        let Some(anchor) = inputs.first().copied() else {
+            return Ok(());
+        };
+        let state = stage_state(self.store, &anchor, &op, &config, Some(&inputs))?;
+        if state.done.is_some() {
+            return Ok(());
+        }
+        let key = StageKey::Projection(anchor);
+        if !self.may_run(&key, state.failures) {
+            return Ok(());
+        }
+        let attempt = state.failures + 1;
+        self.stats.runs += 1;
+        let result = self.ops.projector.project(&ProjectionInput { tenant, events });
+        match result {
+            Ok(assertions) => {
+                let assertions: Vec<GraphAssertion> = validate::assertions(&inputs, assertions);
+                let mut records: Vec<Record> = assertions.into_iter().map(Record::GraphAssertion).collect();
+                let mut ids = Vec::with_capacity(records.len());
+                for r in &records {
+                    ids.push(strataflow_log::envelope::encode_with_id(r).map_err(StoreError::from)?.0);
+                }
+                records.push(Self::derivation(tenant, op, config, inputs, ids, Outcome::Ok, attempt));
+                self.append(records)?;
+            }
+            Err(e) => {
+                let d = Self::derivation(tenant, op, config, inputs, vec![], Outcome::Failed { error: e.0 }, attempt);
+                self.append(vec![d])?;
+                self.failed(key, attempt);
+            }
+        }
+        Ok(())
+    }
+}

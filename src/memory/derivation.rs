@@ -1,0 +1,362 @@
+//! Derivation on a [`Memory`]: profiles, running the operators, status,
+//! and the events and graph a profile built.
+
+use std::collections::BTreeMap;
+
+use strataflow_log::record::{Event, Governance, GraphAssertion, Outcome, Record, RecordKind};
+use strataflow_log::{RecordId, SourceTime, Timestamp};
+use strataflow_materializers::event_status::{EventStatus, EventStatusView};
+use strataflow_materializers::graph_state::GraphState;
+use strataflow_operators::profile::{DEFAULT_PROFILE, Operators, Profile};
+use strataflow_pipeline::derive::{self, DeriveOptions, DeriveStats, RetryPolicy, stage_state};
+
+use super::{Memory, MemoryError};
+
+/// Configuration key of the default profile's name.
+const DEFAULT_PROFILE_KEY: &str = "default_profile";
+
+fn profile_key(name: &str) -> String {
+    format!("profile/{name}")
+}
+
+/// One event as listed by [`Memory::events`].
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct EventListing {
+    /// Event id.
+    pub id: RecordId,
+    /// Source block.
+    pub block: RecordId,
+    /// Thread of the block.
+    pub thread: String,
+    /// External ids of its source messages.
+    pub source_messages: Vec<String>,
+    /// Title.
+    pub title: String,
+    /// Summary.
+    pub summary: String,
+    /// Participants.
+    pub participants: Vec<String>,
+    /// Standard type.
+    pub event_type: String,
+    /// active / superseded / forgotten.
+    pub status: EventStatus,
+    /// occurred / planned / cancelled / ongoing / unknown.
+    pub occurrence: strataflow_log::record::Occurrence,
+    /// When it was said.
+    pub mentioned_at: SourceTime,
+    /// Start of when it happened.
+    pub happened_start: Option<Timestamp>,
+    /// End of when it happened (inclusive).
+    pub happened_end: Option<Timestamp>,
+    /// The time expression as written.
+    pub time_text: Option<String>,
+    /// Precision.
+    pub precision: strataflow_log::record::Precision,
+    /// Basis.
+    pub basis: strataflow_log::record::TimeBasis,
+    /// Pinned by governance.
+    pub pinned: bool,
+    /// Superseded by.
+    pub superseded_by: Vec<RecordId>,
+    /// Conflicts, both ways.
+    pub conflicts_with: Vec<RecordId>,
+}
+
+/// Derivation state of one operator over the data directory.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct OperatorStatus {
+    /// Operator id.
+    pub operator: String,
+    /// Inputs done (ok or skipped).
+    pub done: u64,
+    /// Inputs not yet run (waiting for an earlier stage or never tried).
+    pub pending: u64,
+    /// Inputs that failed and will be retried by `resume`.
+    pub retryable: u64,
+    /// Inputs that failed the maximum number of times.
+    pub failed: u64,
+    /// The failed and retryable inputs with their last error.
+    pub failures: Vec<FailureInfo>,
+}
+
+/// One failing input.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct FailureInfo {
+    /// The input (block, or first event of a batch).
+    pub input: RecordId,
+    /// Attempts made.
+    pub attempts: u32,
+    /// Terminal (no more retries).
+    pub terminal: bool,
+    /// Last error.
+    pub error: String,
+}
+
+/// Derivation state of a profile.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct DerivationStatus {
+    /// Profile name.
+    pub profile: String,
+    /// Blocks.
+    pub blocks: u64,
+    /// Ready blocks.
+    pub ready_blocks: u64,
+    /// Per operator: summarizer, extractor, projector.
+    pub operators: Vec<OperatorStatus>,
+}
+
+impl Memory {
+    /// The default profile of this directory (created on first open).
+    pub fn default_profile(&self) -> Result<Profile, MemoryError> {
+        let name = self
+            .store
+            .config(DEFAULT_PROFILE_KEY)?
+            .unwrap_or_else(|| DEFAULT_PROFILE.to_owned());
+        self.profile(&name)
+    }
+
+    /// A stored profile by name.
+    pub fn profile(&self, name: &str) -> Result<Profile, MemoryError> {
+        match self.store.config(&profile_key(name))? {
+            Some(text) => serde_json::from_str(&text)
+                .map_err(|e| MemoryError::Invalid(format!("stored profile `{name}` is unreadable: {e}"))),
+            None if name == DEFAULT_PROFILE => Ok(Profile::default_profile()),
+            None => Err(MemoryError::Invalid(format!("no profile `{name}` in this data directory"))),
+        }
+    }
+
+    /// Stores a profile (after checking its operators exist).
+    pub fn save_profile(&self, profile: &Profile) -> Result<(), MemoryError> {
+        self.registry.resolve(profile).map_err(|e| MemoryError::Invalid(e.to_string()))?;
+        let text = serde_json::to_string(profile).map_err(|e| MemoryError::Invalid(e.to_string()))?;
+        self.store.set_config(&profile_key(&profile.name), &text)?;
+        Ok(())
+    }
+
+    /// The operators of a profile (`None`: the default).
+    pub fn operators(&self, profile: Option<&str>) -> Result<(Profile, Operators), MemoryError> {
+        let profile = match profile {
+            Some(name) => self.profile(name)?,
+            None => self.default_profile()?,
+        };
+        let ops = self
+            .registry
+            .resolve(&profile)
+            .map_err(|e| MemoryError::Invalid(e.to_string()))?;
+        Ok((profile, ops))
+    }
+
+    /// Registers extra operators (tests, embedders with their own models).
+    pub fn registry_mut(&mut self) -> &mut strataflow_operators::profile::Registry {
+        &mut self.registry
+    }
+
+    /// Runs every pending or retryable derivation of a profile.
+    pub fn derive(
+        &self,
+        profile: Option<&str>,
+        options: &DeriveOptions,
+        progress: &mut dyn FnMut(&DeriveStats),
+    ) -> Result<DeriveStats, MemoryError> {
+        let (_, ops) = self.operators(profile)?;
+        derive::derive(&self.store, &ops, options, progress).map_err(MemoryError::from)
+    }
+
+    /// Default derivation options: fsync, 3 attempts with 1 s / 2 s backoff,
+    /// waiting out retries.
+    pub fn derive_options(&self) -> DeriveOptions {
+        DeriveOptions {
+            retry: RetryPolicy::default(),
+            wait_for_retries: true,
+            ..DeriveOptions::default()
+        }
+    }
+
+    /// The derivation state of a profile, per operator.
+    pub fn status(&self, profile: Option<&str>) -> Result<DerivationStatus, MemoryError> {
+        let (profile, ops) = self.operators(profile)?;
+        let max = RetryPolicy::default().max_attempts;
+        let mut summ = OperatorStatus {
+            operator: ops.summarizer.id().to_string(),
+            ..OperatorStatus::default()
+        };
+        let mut extr = OperatorStatus {
+            operator: ops.extractor.id().to_string(),
+            ..OperatorStatus::default()
+        };
+        let mut proj = OperatorStatus {
+            operator: ops.projector.id().to_string(),
+            ..OperatorStatus::default()
+        };
+        let mut out = DerivationStatus {
+            profile: profile.name.clone(),
+            ..DerivationStatus::default()
+        };
+        let tally = |st: &mut OperatorStatus, input: RecordId, s: &derive::StageState| {
+            if s.done.is_some() {
+                st.done += 1;
+            } else if s.failures == 0 {
+                st.pending += 1;
+            } else {
+                let terminal = s.failures >= max;
+                if terminal {
+                    st.failed += 1;
+                } else {
+                    st.retryable += 1;
+                }
+                st.failures.push(FailureInfo {
+                    input,
+                    attempts: s.failures,
+                    terminal,
+                    error: s.last_error.clone().unwrap_or_default(),
+                });
+            }
+        };
+        for entry in self.store.ids_of_kind(RecordKind::Block) {
+            let (_, block) = entry?;
+            out.blocks += 1;
+            let s = stage_state(&self.store, &block, &ops.summarizer.id(), &ops.summarizer.config_hash(), None)?;
+            tally(&mut summ, block, &s);
+            if s.done.is_none() {
+                extr.pending += 1;
+                continue;
+            }
+            let e = stage_state(&self.store, &block, &ops.extractor.id(), &ops.extractor.config_hash(), None)?;
+            tally(&mut extr, block, &e);
+            let Some(done) = e.done else { continue };
+            out.ready_blocks += 1;
+            if let (Outcome::Ok, Some(first)) = (&done.outcome, done.outputs.first()) {
+                let p = stage_state(
+                    &self.store,
+                    first,
+                    &ops.projector.id(),
+                    &ops.projector.config_hash(),
+                    Some(&done.outputs),
+                )?;
+                tally(&mut proj, *first, &p);
+            }
+        }
+        out.operators = vec![summ, extr, proj];
+        Ok(out)
+    }
+
+    /// The events a profile's extractor produced, in thread and block order,
+    /// with their status.
+    pub fn events(&self, profile: Option<&str>, tenant: &str, thread: Option<&str>) -> Result<Vec<EventListing>, MemoryError> {
+        let (_, ops) = self.operators(profile)?;
+        let status = self.event_status()?;
+        let mut external: BTreeMap<RecordId, String> = BTreeMap::new();
+        let mut out = Vec::new();
+        for (t, th, _) in self.store.thread_heads()? {
+            if t != tenant || thread.is_some_and(|x| x != th) {
+                continue;
+            }
+            for entry in self.store.thread_records(&t, &th, 0) {
+                let (_, kind, id) = entry?;
+                if kind == RecordKind::Message {
+                    if let Some(Record::Message(m)) = self.store.get(&id)?.map(|s| s.record) {
+                        external.insert(id, m.external_id);
+                    }
+                    continue;
+                }
+                if kind != RecordKind::Block {
+                    continue;
+                }
+                let s = stage_state(&self.store, &id, &ops.extractor.id(), &ops.extractor.config_hash(), None)?;
+                for event_id in s.done.map(|d| d.outputs).unwrap_or_default() {
+                    let Some(Record::Event(e)) = self.store.get(&event_id)?.map(|s| s.record) else {
+                        continue;
+                    };
+                    out.push(listing(event_id, &th, &e, &external, &status));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The status view over every event and governance record.
+    pub fn event_status(&self) -> Result<EventStatusView, MemoryError> {
+        let events: Vec<(RecordId, Event)> = self.all_of_kind(RecordKind::Event, |r| match r {
+            Record::Event(e) => Some(e),
+            _ => None,
+        })?;
+        let governance: Vec<(RecordId, Governance)> = self.all_of_kind(RecordKind::Governance, |r| match r {
+            Record::Governance(g) => Some(g),
+            _ => None,
+        })?;
+        Ok(EventStatusView::fold(&events, &governance))
+    }
+
+    /// The graph a profile's projector built (from every assertion of
+    /// that projector), leaving out what only forgotten events support.
+    pub fn graph(&self, profile: Option<&str>) -> Result<GraphState, MemoryError> {
+        let (_, ops) = self.operators(profile)?;
+        let projector = ops.projector.id().to_string();
+        let config = ops.projector.config_hash();
+        let mut assertion_ids = Vec::new();
+        for entry in self.store.ids_of_kind(RecordKind::Derivation) {
+            let (_, id) = entry?;
+            if let Some(Record::Derivation(d)) = self.store.get(&id)?.map(|s| s.record) {
+                if d.operator == projector && d.config_hash == config && d.outcome == Outcome::Ok {
+                    assertion_ids.extend(d.outputs);
+                }
+            }
+        }
+        assertion_ids.sort_unstable();
+        assertion_ids.dedup();
+        let mut assertions: Vec<(RecordId, GraphAssertion)> = Vec::new();
+        for id in assertion_ids {
+            if let Some(Record::GraphAssertion(a)) = self.store.get(&id)?.map(|s| s.record) {
+                assertions.push((id, a));
+            }
+        }
+        let status = self.event_status()?;
+        Ok(GraphState::fold(&assertions, &|id| status.is_visible(id)))
+    }
+
+    fn all_of_kind<T>(&self, kind: RecordKind, pick: impl Fn(Record) -> Option<T>) -> Result<Vec<(RecordId, T)>, MemoryError> {
+        let mut out = Vec::new();
+        for entry in self.store.ids_of_kind(kind) {
+            let (_, id) = entry?;
+            if let Some(x) = self.store.get(&id)?.map(|s| s.record).and_then(&pick) {
+                out.push((id, x));
+            }
+        }
+        Ok(out)
+    }
+}
+
+fn listing(
+    id: RecordId,
+    thread: &str,
+    e: &Event,
+    external: &BTreeMap<RecordId, String>,
+    status: &EventStatusView,
+) -> EventListing {
+    let state = status.get(&id);
+    EventListing {
+        id,
+        block: e.block,
+        thread: thread.to_owned(),
+        source_messages: e
+            .source_messages
+            .iter()
+            .map(|m| external.get(m).cloned().unwrap_or_else(|| m.to_hex()))
+            .collect(),
+        title: e.title.clone(),
+        summary: e.summary.clone(),
+        participants: e.temporal.participants.clone(),
+        event_type: strataflow_operators::extractor::heuristic::type_name(e.temporal.event_type).to_owned(),
+        status: state.map_or(EventStatus::Active, |s| s.status),
+        occurrence: e.temporal.status,
+        mentioned_at: e.temporal.mentioned_at,
+        happened_start: e.temporal.happened_start,
+        happened_end: e.temporal.happened_end,
+        time_text: e.temporal.original_text.clone(),
+        precision: e.temporal.precision,
+        basis: e.temporal.basis,
+        pinned: state.is_some_and(|s| s.pinned),
+        superseded_by: state.map(|s| s.superseded_by.clone()).unwrap_or_default(),
+        conflicts_with: state.map(|s| s.conflicts_with.clone()).unwrap_or_default(),
+    }
+}

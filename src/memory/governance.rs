@@ -1,0 +1,52 @@
+//! Governance on a [`Memory`]: forget, restore, pin and unpin an event.
+//! Each decision is a new `Governance` record chained to the previous one
+//! on the same event; nothing is rewritten.
+
+use strataflow_log::RecordId;
+use strataflow_log::record::{Actor, Governance, GovernanceAction, Record, RecordKind};
+use strataflow_materializers::event_status::chain_tail;
+
+use super::{Memory, MemoryError};
+
+impl Memory {
+    /// Appends a governance decision on an event; returns its record id.
+    pub fn govern(
+        &self,
+        event: &str,
+        action: GovernanceAction,
+        actor: Actor,
+        reason: Option<String>,
+    ) -> Result<RecordId, MemoryError> {
+        let target = self.show(event)?;
+        let Record::Event(e) = &target.record else {
+            return Err(MemoryError::Invalid(format!(
+                "{} is a {} record, not an event",
+                target.id,
+                target.record.kind().name()
+            )));
+        };
+        let earlier: Vec<(RecordId, Governance)> = self
+            .store
+            .children_of_kind(&target.id, RecordKind::Governance)?
+            .into_iter()
+            .filter_map(|s| match s.record {
+                Record::Governance(g) if g.target == target.id => Some((s.id, g)),
+                _ => None,
+            })
+            .collect();
+        let record = Record::Governance(Governance {
+            tenant: e.tenant.clone(),
+            target: target.id,
+            action,
+            actor,
+            reason,
+            previous: chain_tail(&earlier),
+        });
+        let receipt = self.store.append(&[record], strataflow_log::Durability::Sync)?;
+        receipt
+            .records
+            .first()
+            .map(|a| a.id)
+            .ok_or_else(|| MemoryError::Invalid("append returned no receipt".into()))
+    }
+}
