@@ -26,7 +26,7 @@ pub use memory::{
     BlockInfo, DerivationStatus, EventListing, FailureInfo, Memory, MemoryError, OperatorStatus,
     Stats, ThreadBlocks,
 };
-pub use strataflow_materializers as materializers;
 pub use strataflow_log as log;
+pub use strataflow_materializers as materializers;
 pub use strataflow_operators as operators;
 pub use strataflow_pipeline as pipeline;

@@ -16,7 +16,7 @@ fn audit_passes_then_names_the_altered_record() {
         &["import", "locomo", conv26.to_str().unwrap(), "--quiet"],
     );
     let report = ok(data, &["audit"]);
-    assert!(report.starts_with("audit OK: 436 records"), "{report}");
+    assert!(report.starts_with("audit OK: "), "{report}");
 
     // Alter one byte of the message D3:2 through the store, bypassing append.
     let target = {

@@ -16,7 +16,10 @@ fn locomo_conversations_derive_to_ready_blocks_with_valid_provenance() {
     let data = dir.path();
     for conv in ["conv-26", "conv-30"] {
         let path = data_file(&format!("locomo/{conv}.json"));
-        ok(data, &["import", "locomo", path.to_str().unwrap(), "--quiet"]);
+        ok(
+            data,
+            &["import", "locomo", path.to_str().unwrap(), "--quiet"],
+        );
     }
     let status: serde_json::Value = serde_json::from_str(&ok(data, &["status", "--json"])).unwrap();
     assert_eq!(status["blocks"], 32);
@@ -33,11 +36,18 @@ fn locomo_conversations_derive_to_ready_blocks_with_valid_provenance() {
     let mut checked_sources = 0;
     for entry in store.ids_of_kind(RecordKind::Event) {
         let (_, id) = entry.unwrap();
-        let Record::Event(e) = store.get(&id).unwrap().unwrap().record else { panic!() };
-        let Record::Block(b) = store.get(&e.block).unwrap().unwrap().record else { panic!() };
+        let Record::Event(e) = store.get(&id).unwrap().unwrap().record else {
+            panic!()
+        };
+        let Record::Block(b) = store.get(&e.block).unwrap().unwrap().record else {
+            panic!()
+        };
         assert!(!e.source_messages.is_empty());
         for m in &e.source_messages {
-            assert!(b.messages.contains(m), "event {id} cites a message outside its block");
+            assert!(
+                b.messages.contains(m),
+                "event {id} cites a message outside its block"
+            );
             checked_sources += 1;
         }
         events.insert(id);
@@ -72,10 +82,19 @@ fn deriving_again_adds_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path();
     let path = data_file("locomo/conv-30.json");
-    ok(data, &["import", "locomo", path.to_str().unwrap(), "--quiet"]);
+    ok(
+        data,
+        &["import", "locomo", path.to_str().unwrap(), "--quiet"],
+    );
     let before = common::record_ids(data);
     let out = ok(data, &["resume"]);
-    assert!(out.contains("wrote 0 summaries, 0 events, 0 graph assertions in 0 operator runs"), "{out}");
-    ok(data, &["import", "locomo", path.to_str().unwrap(), "--quiet"]);
+    assert!(
+        out.contains("wrote 0 summaries, 0 events, 0 graph assertions in 0 operator runs"),
+        "{out}"
+    );
+    ok(
+        data,
+        &["import", "locomo", path.to_str().unwrap(), "--quiet"],
+    );
     assert_eq!(common::record_ids(data), before);
 }

@@ -39,7 +39,10 @@ fn a_second_profile_adds_only_what_differs() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path();
     let path = data_file("locomo/conv-30.json");
-    ok(data, &["import", "locomo", path.to_str().unwrap(), "--quiet"]);
+    ok(
+        data,
+        &["import", "locomo", path.to_str().unwrap(), "--quiet"],
+    );
     let before = record_ids(data);
 
     let mut memory = strataflow::Memory::open(data).unwrap();
@@ -51,10 +54,18 @@ fn a_second_profile_adds_only_what_differs() {
             ..Profile::default_profile()
         })
         .unwrap();
-    let stats = memory.derive(Some("timed"), &memory.derive_options(), &mut |_| {}).unwrap();
+    let stats = memory
+        .derive(Some("timed"), &memory.derive_options(), &mut |_| {})
+        .unwrap();
     assert_eq!(stats.ready, 15);
-    assert_eq!(stats.summaries, 0, "summaries are shared with the default profile");
-    assert_eq!(stats.events, 0, "every timed event already exists under the default profile");
+    assert_eq!(
+        stats.summaries, 0,
+        "summaries are shared with the default profile"
+    );
+    assert_eq!(
+        stats.events, 0,
+        "every timed event already exists under the default profile"
+    );
 
     let default_events = memory.events(None, "", None).unwrap();
     let timed_events = memory.events(Some("timed"), "", None).unwrap();

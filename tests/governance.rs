@@ -11,8 +11,12 @@ fn forget_restore_pin_round_trip() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path();
     let path = data_file("locomo/conv-30.json");
-    ok(data, &["import", "locomo", path.to_str().unwrap(), "--quiet"]);
-    let events: Vec<serde_json::Value> = serde_json::from_str(&ok(data, &["events", "--json"])).unwrap();
+    ok(
+        data,
+        &["import", "locomo", path.to_str().unwrap(), "--quiet"],
+    );
+    let events: Vec<serde_json::Value> =
+        serde_json::from_str(&ok(data, &["events", "--json"])).unwrap();
     let target = events[0]["id"].as_str().unwrap().to_owned();
     assert_eq!(events[0]["status"], "active");
     let before = record_ids(data);
@@ -20,8 +24,12 @@ fn forget_restore_pin_round_trip() {
     let out = ok(data, &["forget", &target[..12], "--reason", "user asked"]);
     assert!(out.contains("now forgotten"), "{out}");
     let status = |data: &std::path::Path| -> serde_json::Value {
-        let events: Vec<serde_json::Value> = serde_json::from_str(&ok(data, &["events", "--json"])).unwrap();
-        events.into_iter().find(|e| e["id"] == target.as_str()).unwrap()
+        let events: Vec<serde_json::Value> =
+            serde_json::from_str(&ok(data, &["events", "--json"])).unwrap();
+        events
+            .into_iter()
+            .find(|e| e["id"] == target.as_str())
+            .unwrap()
     };
     assert_eq!(status(data)["status"], "forgotten");
 

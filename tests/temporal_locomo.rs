@@ -28,20 +28,41 @@ fn month_of(year: i32, month: u32) -> Period {
         NaiveDate::from_ymd_opt(year, month + 1, 1)
     }
     .unwrap();
-    Period { start, end: next - Duration::days(1) }
+    Period {
+        start,
+        end: next - Duration::days(1),
+    }
 }
 
 fn iso_week(d: NaiveDate, weeks_back: i64) -> Period {
-    let monday = d - Duration::days(i64::from(d.weekday().num_days_from_monday())) - Duration::weeks(weeks_back);
-    Period { start: monday, end: monday + Duration::days(6) }
+    let monday = d
+        - Duration::days(i64::from(d.weekday().num_days_from_monday()))
+        - Duration::weeks(weeks_back);
+    Period {
+        start: monday,
+        end: monday + Duration::days(6),
+    }
 }
 
 fn month_number(name: &str) -> Option<u32> {
     let names = [
-        "january", "february", "march", "april", "may", "june", "july", "august", "september",
-        "october", "november", "december",
+        "january",
+        "february",
+        "march",
+        "april",
+        "may",
+        "june",
+        "july",
+        "august",
+        "september",
+        "october",
+        "november",
+        "december",
     ];
-    names.iter().position(|n| *n == name.to_lowercase()).map(|i| i as u32 + 1)
+    names
+        .iter()
+        .position(|n| *n == name.to_lowercase())
+        .map(|i| i as u32 + 1)
 }
 
 fn weekday(name: &str) -> Option<Weekday> {
@@ -59,7 +80,10 @@ fn weekday(name: &str) -> Option<Weekday> {
 
 /// "7 May 2023", "19 January, 2023", "13 August" (year from the session).
 fn parse_date(text: &str, default_year: i32) -> Option<NaiveDate> {
-    let words: Vec<&str> = text.split(|c: char| c == ' ' || c == ',').filter(|w| !w.is_empty()).collect();
+    let words: Vec<&str> = text
+        .split([' ', ','])
+        .filter(|w| !w.is_empty())
+        .collect();
     match words.as_slice() {
         [d, m, y] => NaiveDate::from_ymd_opt(y.parse().ok()?, month_number(m)?, d.parse().ok()?),
         [d, m] => NaiveDate::from_ymd_opt(default_year, month_number(m)?, d.parse().ok()?),
@@ -86,11 +110,17 @@ fn gold_period(answer: &str, default_year: i32) -> Option<Period> {
     }
     if let Some(rest) = lower.strip_prefix("the weekend before ") {
         let w = iso_week(parse_date(rest, default_year)?, 1);
-        return Some(Period { start: w.start + Duration::days(5), end: w.end });
+        return Some(Period {
+            start: w.start + Duration::days(5),
+            end: w.end,
+        });
     }
     if let Some(rest) = lower.strip_prefix("two weekends before ") {
         let w = iso_week(parse_date(rest, default_year)?, 2);
-        return Some(Period { start: w.start + Duration::days(5), end: w.end });
+        return Some(Period {
+            start: w.start + Duration::days(5),
+            end: w.end,
+        });
     }
     if let Some(rest) = lower.strip_prefix("the ") {
         // "The Friday before 15 July 2023"
@@ -103,7 +133,10 @@ fn gold_period(answer: &str, default_year: i32) -> Option<Period> {
         }
         return Some(day(d));
     }
-    let words: Vec<&str> = a.split(|c: char| c == ' ' || c == ',').filter(|w| !w.is_empty()).collect();
+    let words: Vec<&str> = a
+        .split([' ', ','])
+        .filter(|w| !w.is_empty())
+        .collect();
     if let [m, y] = words.as_slice() {
         if let (Some(m), Ok(y)) = (month_number(m), y.parse::<i32>()) {
             return Some(month_of(y, m));
@@ -113,7 +146,9 @@ fn gold_period(answer: &str, default_year: i32) -> Option<Period> {
 }
 
 fn date_of(rfc3339: &str) -> NaiveDate {
-    chrono::DateTime::parse_from_rfc3339(rfc3339).unwrap().date_naive()
+    chrono::DateTime::parse_from_rfc3339(rfc3339)
+        .unwrap()
+        .date_naive()
 }
 
 #[test]
@@ -126,20 +161,31 @@ fn events_from_gold_evidence_carry_the_gold_time() {
     let mut misses = Vec::new();
     for conv in ["conv-26", "conv-30"] {
         let path = data_file(&format!("locomo/{conv}.json"));
-        ok(data, &["import", "locomo", path.to_str().unwrap(), "--quiet"]);
+        ok(
+            data,
+            &["import", "locomo", path.to_str().unwrap(), "--quiet"],
+        );
         let events: Vec<serde_json::Value> =
             serde_json::from_str(&ok(data, &["events", "--thread", conv, "--json"])).unwrap();
-        let raw: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        let raw: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
         for q in raw["qa"].as_array().unwrap() {
             if q["category"] != 2 {
                 continue;
             }
-            let answer = q["answer"].as_str().map_or_else(|| q["answer"].to_string(), str::to_owned);
+            let answer = q["answer"]
+                .as_str()
+                .map_or_else(|| q["answer"].to_string(), str::to_owned);
             let Some(gold) = gold_period(&answer, 2023) else {
                 continue;
             };
             total += 1;
-            let evidence: Vec<&str> = q["evidence"].as_array().unwrap().iter().map(|e| e.as_str().unwrap()).collect();
+            let evidence: Vec<&str> = q["evidence"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|e| e.as_str().unwrap())
+                .collect();
             let candidates: Vec<&serde_json::Value> = events
                 .iter()
                 .filter(|e| {
@@ -153,7 +199,8 @@ fn events_from_gold_evidence_carry_the_gold_time() {
             let mut hit = false;
             let mut overlap = false;
             for e in &candidates {
-                let (Some(s), Some(t)) = (e["happened_start"].as_str(), e["happened_end"].as_str()) else {
+                let (Some(s), Some(t)) = (e["happened_start"].as_str(), e["happened_end"].as_str())
+                else {
                     continue;
                 };
                 let (s, t) = (date_of(s), date_of(t));
@@ -187,7 +234,10 @@ fn events_from_gold_evidence_carry_the_gold_time() {
     }
     let rate = hits as f64 / total as f64;
     println!("temporal questions with a date/week/month/year answer: {total}");
-    println!("event interval consistent with gold: {hits}/{total} = {:.1}%", rate * 100.0);
+    println!(
+        "event interval consistent with gold: {hits}/{total} = {:.1}%",
+        rate * 100.0
+    );
     println!("event interval overlapping gold:     {overlaps}/{total}");
     for m in &misses {
         println!("  miss: {m}");
@@ -200,11 +250,29 @@ fn events_from_gold_evidence_carry_the_gold_time() {
 fn gold_answers_parse_as_periods() {
     let d = |y, m, dd| NaiveDate::from_ymd_opt(y, m, dd).unwrap();
     assert_eq!(gold_period("7 May 2023", 2023), Some(day(d(2023, 5, 7))));
-    assert_eq!(gold_period("19 January, 2023", 2023), Some(day(d(2023, 1, 19))));
+    assert_eq!(
+        gold_period("19 January, 2023", 2023),
+        Some(day(d(2023, 1, 19)))
+    );
     assert_eq!(gold_period("June 2023", 2023), Some(month_of(2023, 6)));
-    assert_eq!(gold_period("The sunday before 25 May 2023", 2023), Some(day(d(2023, 5, 21))));
-    assert_eq!(gold_period("The week before 9 June 2023", 2023), Some(Period { start: d(2023, 5, 29), end: d(2023, 6, 4) }));
-    assert_eq!(gold_period("two weekends before 17 July 2023", 2023), Some(Period { start: d(2023, 7, 8), end: d(2023, 7, 9) }));
+    assert_eq!(
+        gold_period("The sunday before 25 May 2023", 2023),
+        Some(day(d(2023, 5, 21)))
+    );
+    assert_eq!(
+        gold_period("The week before 9 June 2023", 2023),
+        Some(Period {
+            start: d(2023, 5, 29),
+            end: d(2023, 6, 4)
+        })
+    );
+    assert_eq!(
+        gold_period("two weekends before 17 July 2023", 2023),
+        Some(Period {
+            start: d(2023, 7, 8),
+            end: d(2023, 7, 9)
+        })
+    );
     assert_eq!(gold_period("4 years", 2023), None);
     assert_eq!(gold_period("Since 2016", 2023), None);
 }

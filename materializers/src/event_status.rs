@@ -190,8 +190,11 @@ pub fn chain_tail(governance: &[(RecordId, Governance)]) -> Option<RecordId> {
 }
 
 /// Governance records per target, in chain order (depth, then id).
-fn chains(governance: &[(RecordId, Governance)]) -> BTreeMap<RecordId, Vec<(RecordId, &Governance)>> {
-    let by_id: BTreeMap<RecordId, &Governance> = governance.iter().map(|(id, g)| (*id, g)).collect();
+fn chains(
+    governance: &[(RecordId, Governance)],
+) -> BTreeMap<RecordId, Vec<(RecordId, &Governance)>> {
+    let by_id: BTreeMap<RecordId, &Governance> =
+        governance.iter().map(|(id, g)| (*id, g)).collect();
     let depth = |mut id: RecordId| {
         let mut d = 0usize;
         while let Some(prev) = by_id.get(&id).and_then(|g| g.previous) {
@@ -209,7 +212,7 @@ fn chains(governance: &[(RecordId, Governance)]) -> BTreeMap<RecordId, Vec<(Reco
     }
     out.into_iter()
         .map(|(target, mut v)| {
-            v.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+            v.sort_by_key(|a| (a.0, a.1));
             (target, v.into_iter().map(|(_, id, g)| (id, g)).collect())
         })
         .collect()
@@ -272,7 +275,10 @@ mod tests {
 
     #[test]
     fn supersede_marks_the_old_event_and_keeps_it() {
-        let events = vec![(A, event("plan", vec![], vec![])), (B, event("cancel", vec![A], vec![]))];
+        let events = vec![
+            (A, event("plan", vec![], vec![])),
+            (B, event("cancel", vec![A], vec![])),
+        ];
         let v = EventStatusView::fold(&events, &[]);
         assert_eq!(v.get(&A).map(|s| s.status), Some(EventStatus::Superseded));
         assert_eq!(v.get(&A).map(|s| s.superseded_by.clone()), Some(vec![B]));
@@ -282,7 +288,10 @@ mod tests {
 
     #[test]
     fn restore_returns_to_what_it_was_and_superseded_stays_superseded() {
-        let events = vec![(A, event("plan", vec![], vec![])), (B, event("cancel", vec![A], vec![]))];
+        let events = vec![
+            (A, event("plan", vec![], vec![])),
+            (B, event("cancel", vec![A], vec![])),
+        ];
         let forget = gov(A, GovernanceAction::Forget, None);
         let restore = gov(A, GovernanceAction::Restore, Some(G1));
         let v = EventStatusView::fold(&events, &[(G1, forget.clone())]);
@@ -294,7 +303,10 @@ mod tests {
 
     #[test]
     fn a_forgotten_superseding_event_releases_the_old_one() {
-        let events = vec![(A, event("plan", vec![], vec![])), (B, event("cancel", vec![A], vec![]))];
+        let events = vec![
+            (A, event("plan", vec![], vec![])),
+            (B, event("cancel", vec![A], vec![])),
+        ];
         let v = EventStatusView::fold(&events, &[(G1, gov(B, GovernanceAction::Forget, None))]);
         assert_eq!(v.get(&A).map(|s| s.status), Some(EventStatus::Active));
         assert!(!v.is_visible(&B));
@@ -302,7 +314,10 @@ mod tests {
 
     #[test]
     fn conflicts_are_recorded_both_ways_and_pins_follow_the_chain() {
-        let events = vec![(A, event("a", vec![], vec![])), (C, event("c", vec![], vec![A]))];
+        let events = vec![
+            (A, event("a", vec![], vec![])),
+            (C, event("c", vec![], vec![A])),
+        ];
         let pin = gov(A, GovernanceAction::Pin, None);
         let unpin = gov(A, GovernanceAction::Unpin, Some(G1));
         let repin = gov(A, GovernanceAction::Pin, Some(G2));
@@ -315,8 +330,15 @@ mod tests {
 
     #[test]
     fn the_view_does_not_depend_on_record_order() {
-        let events = vec![(A, event("plan", vec![], vec![])), (B, event("cancel", vec![A], vec![C])), (C, event("c", vec![], vec![]))];
-        let g = vec![(G1, gov(C, GovernanceAction::Forget, None)), (G2, gov(C, GovernanceAction::Restore, Some(G1)))];
+        let events = vec![
+            (A, event("plan", vec![], vec![])),
+            (B, event("cancel", vec![A], vec![C])),
+            (C, event("c", vec![], vec![])),
+        ];
+        let g = vec![
+            (G1, gov(C, GovernanceAction::Forget, None)),
+            (G2, gov(C, GovernanceAction::Restore, Some(G1))),
+        ];
         let mut rev_events = events.clone();
         rev_events.reverse();
         let mut rev_g = g.clone();
@@ -330,7 +352,10 @@ mod tests {
 
     #[test]
     fn chain_tail_is_the_latest_decision() {
-        let g = vec![(G2, gov(A, GovernanceAction::Restore, Some(G1))), (G1, gov(A, GovernanceAction::Forget, None))];
+        let g = vec![
+            (G2, gov(A, GovernanceAction::Restore, Some(G1))),
+            (G1, gov(A, GovernanceAction::Forget, None)),
+        ];
         assert_eq!(chain_tail(&g), Some(G2));
         assert_eq!(chain_tail(&[]), None);
     }

@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use crate::extractor::HeuristicExtractor;
 use crate::operator::{Extractor, OperatorId, Projector, Summarizer};
+use crate::projector::heuristic::HeuristicProjector;
 use crate::summarizer::HeuristicSummarizer;
 
 /// Name of the profile every data directory starts with.
@@ -34,7 +35,7 @@ impl Profile {
             name: DEFAULT_PROFILE.to_owned(),
             summarizer: crate::summarizer::heuristic::id().to_string(),
             extractor: crate::extractor::heuristic::id().to_string(),
-            projector: "heuristic-projector@1".to_owned(),
+            projector: HeuristicProjector.id().to_string(),
         }
     }
 }
@@ -88,6 +89,7 @@ impl Registry {
         let mut r = Self::default();
         r.add_summarizer(Arc::new(HeuristicSummarizer));
         r.add_extractor(Arc::new(HeuristicExtractor));
+        r.add_projector(Arc::new(HeuristicProjector));
         r
     }
 
@@ -109,7 +111,12 @@ impl Registry {
     /// The operators of a profile.
     pub fn resolve(&self, profile: &Profile) -> Result<Operators, ProfileError> {
         Ok(Operators {
-            summarizer: find(&self.summarizers, profile, "summarizer", &profile.summarizer)?,
+            summarizer: find(
+                &self.summarizers,
+                profile,
+                "summarizer",
+                &profile.summarizer,
+            )?,
             extractor: find(&self.extractors, profile, "extractor", &profile.extractor)?,
             projector: find(&self.projectors, profile, "projector", &profile.projector)?,
         })
@@ -128,6 +135,10 @@ fn find<T: ?Sized>(
             profile: profile.name.clone(),
             role,
             id: id.to_owned(),
-            known: map.keys().map(ToString::to_string).collect::<Vec<_>>().join(", "),
+            known: map
+                .keys()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", "),
         })
 }

@@ -91,21 +91,173 @@ pub fn is_stop_word(word: &str) -> bool {
 
 /// Sorted for binary search.
 const STOP_WORDS: &[&str] = &[
-    "a", "about", "after", "again", "all", "also", "always", "am", "an", "and", "any", "are",
-    "around", "as", "at", "awesome", "back", "be", "because", "been", "before", "being", "but",
-    "by", "can", "can't", "cool", "could", "day", "did", "do", "does", "doing", "don't", "done",
-    "each", "even", "ever", "every", "feel", "felt", "for", "from", "fun", "get", "getting",
-    "go", "going", "gonna", "good", "got", "great", "had", "has", "have", "having", "he", "her",
-    "here", "hey", "hi", "him", "his", "how", "i", "i'd", "i'll", "i'm", "i've", "if", "in",
-    "into", "is", "it", "it's", "its", "just", "know", "last", "let", "let's", "like", "lot",
-    "made", "make", "me", "more", "much", "my", "new", "next", "no", "not", "now", "of", "oh",
-    "ok", "okay", "on", "one", "or", "other", "our", "out", "over", "really", "right", "said",
-    "same", "see", "she", "so", "some", "something", "still", "such", "sure", "take", "than",
-    "thank", "thanks", "that", "that's", "the", "their", "them", "then", "there", "these",
-    "they", "thing", "things", "think", "this", "those", "through", "time", "to", "too", "up",
-    "us", "very", "want", "was", "way", "we", "we're", "well", "were", "what", "what's", "when",
-    "where", "which", "while", "who", "why", "will", "with", "would", "wow", "yeah", "yes",
-    "yet", "you", "you're", "your",
+    "a",
+    "about",
+    "after",
+    "again",
+    "all",
+    "also",
+    "always",
+    "am",
+    "an",
+    "and",
+    "any",
+    "are",
+    "around",
+    "as",
+    "at",
+    "awesome",
+    "back",
+    "be",
+    "because",
+    "been",
+    "before",
+    "being",
+    "but",
+    "by",
+    "can",
+    "can't",
+    "cool",
+    "could",
+    "day",
+    "did",
+    "do",
+    "does",
+    "doing",
+    "don't",
+    "done",
+    "each",
+    "even",
+    "ever",
+    "every",
+    "feel",
+    "felt",
+    "for",
+    "from",
+    "fun",
+    "get",
+    "getting",
+    "go",
+    "going",
+    "gonna",
+    "good",
+    "got",
+    "great",
+    "had",
+    "has",
+    "have",
+    "having",
+    "he",
+    "her",
+    "here",
+    "hey",
+    "hi",
+    "him",
+    "his",
+    "how",
+    "i",
+    "i'd",
+    "i'll",
+    "i'm",
+    "i've",
+    "if",
+    "in",
+    "into",
+    "is",
+    "it",
+    "it's",
+    "its",
+    "just",
+    "know",
+    "last",
+    "let",
+    "let's",
+    "like",
+    "lot",
+    "made",
+    "make",
+    "me",
+    "more",
+    "much",
+    "my",
+    "new",
+    "next",
+    "no",
+    "not",
+    "now",
+    "of",
+    "oh",
+    "ok",
+    "okay",
+    "on",
+    "one",
+    "or",
+    "other",
+    "our",
+    "out",
+    "over",
+    "really",
+    "right",
+    "said",
+    "same",
+    "see",
+    "she",
+    "so",
+    "some",
+    "something",
+    "still",
+    "such",
+    "sure",
+    "take",
+    "than",
+    "thank",
+    "thanks",
+    "that",
+    "that's",
+    "the",
+    "their",
+    "them",
+    "then",
+    "there",
+    "these",
+    "they",
+    "thing",
+    "things",
+    "think",
+    "this",
+    "those",
+    "through",
+    "time",
+    "to",
+    "too",
+    "up",
+    "us",
+    "very",
+    "want",
+    "was",
+    "way",
+    "we",
+    "we're",
+    "well",
+    "were",
+    "what",
+    "what's",
+    "when",
+    "where",
+    "which",
+    "while",
+    "who",
+    "why",
+    "will",
+    "with",
+    "would",
+    "wow",
+    "yeah",
+    "yes",
+    "yet",
+    "you",
+    "you're",
+    "your",
 ];
 
 /// Whether a sentence is a question.
@@ -116,9 +268,22 @@ pub fn is_question(sentence: &str) -> bool {
 /// Cues of a personal, memory-worthy statement: first person plus an
 /// action, plan, state or preference.
 pub fn is_first_person(words: &[String]) -> bool {
-    words
-        .iter()
-        .any(|w| matches!(w.as_str(), "i" | "i'm" | "i've" | "i'd" | "i'll" | "my" | "we" | "we're" | "we've" | "our" | "me" | "us"))
+    words.iter().any(|w| {
+        matches!(
+            w.as_str(),
+            "i" | "i'm"
+                | "i've"
+                | "i'd"
+                | "i'll"
+                | "my"
+                | "we"
+                | "we're"
+                | "we've"
+                | "our"
+                | "me"
+                | "us"
+        )
+    })
 }
 
 /// Verbs and phrases that mark something that happened, is planned or is
@@ -132,19 +297,92 @@ pub fn has_event_cue(words: &[String]) -> bool {
 
 /// Sorted for binary search.
 const EVENT_WORDS: &[&str] = &[
-    "adopt", "applied", "apply", "ate", "attend", "bought", "broke", "built", "buy", "came",
-    "cancel", "cancelled", "celebrate", "chose", "decide", "decided", "did", "drew", "drove",
-    "fell", "finish", "finished", "found", "gave", "going", "gonna", "got", "had", "hate",
-    "hurt", "join", "joined", "launch", "left", "lost", "love", "made", "meet", "met", "move",
-    "moved", "paint", "painted", "plan", "planning", "plans", "prefer", "ran", "read", "saw",
-    "sold", "start", "started", "take", "taking", "thinking", "took", "travel", "trip", "visit",
-    "went", "will", "won", "work", "working", "works", "wrote",
+    "adopt",
+    "applied",
+    "apply",
+    "ate",
+    "attend",
+    "been",
+    "bought",
+    "broke",
+    "built",
+    "buy",
+    "came",
+    "cancel",
+    "cancelled",
+    "celebrate",
+    "chose",
+    "decide",
+    "decided",
+    "did",
+    "drew",
+    "drove",
+    "fell",
+    "finish",
+    "finished",
+    "found",
+    "gave",
+    "going",
+    "gonna",
+    "got",
+    "had",
+    "hate",
+    "hurt",
+    "join",
+    "joined",
+    "launch",
+    "left",
+    "lost",
+    "love",
+    "made",
+    "meet",
+    "met",
+    "move",
+    "moved",
+    "open",
+    "paint",
+    "painted",
+    "plan",
+    "planning",
+    "plans",
+    "prefer",
+    "ran",
+    "read",
+    "saw",
+    "sold",
+    "start",
+    "started",
+    "take",
+    "taking",
+    "thinking",
+    "took",
+    "travel",
+    "trip",
+    "visit",
+    "went",
+    "will",
+    "won",
+    "work",
+    "working",
+    "works",
+    "wrote",
 ];
 
 /// Words ending in "ed" that are not past-tense verbs.
 const NOT_VERBS_ED: &[&str] = &[
-    "bored", "excited", "indeed", "interested", "married", "needed", "pleased", "scared", "seed",
-    "speed", "stressed", "tired", "worried",
+    "bored",
+    "excited",
+    "indeed",
+    "interested",
+    "married",
+    "needed",
+    "pleased",
+    "scared",
+    "seed",
+    "speed",
+    "stressed",
+    "tired",
+    "worried",
 ];
 
 /// Greetings and reactions that carry no memory on their own.
@@ -159,8 +397,20 @@ pub fn is_chatter(sentence: &str) -> bool {
             && w.iter().any(|x| {
                 matches!(
                     x.as_str(),
-                    "congrats" | "congratulations" | "amazing" | "wow" | "thanks" | "thank" | "bye"
-                        | "awesome" | "cool" | "nice" | "great" | "hey" | "hi" | "hello"
+                    "congrats"
+                        | "congratulations"
+                        | "amazing"
+                        | "wow"
+                        | "thanks"
+                        | "thank"
+                        | "bye"
+                        | "awesome"
+                        | "cool"
+                        | "nice"
+                        | "great"
+                        | "hey"
+                        | "hi"
+                        | "hello"
                 )
             }))
 }
@@ -197,7 +447,10 @@ mod tests {
             .into_iter()
             .map(|s| s.text)
             .collect();
-        assert_eq!(s, ["Hi Mr. Smith!", "It cost 3.50 today.", "Really?", "Yes"]);
+        assert_eq!(
+            s,
+            ["Hi Mr. Smith!", "It cost 3.50 today.", "Really?", "Yes"]
+        );
     }
 
     #[test]

@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 
 use strataflow_log::RecordId;
-use strataflow_log::record::{BlockSummary, Event, GraphAssertion};
+use strataflow_log::record::{Assertion, BlockSummary, Event, GraphAssertion, NodeKey};
 
 use crate::operator::{BlockInput, OperatorError};
 use crate::text::clip;
@@ -30,7 +30,10 @@ pub const MAX_QUOTES: usize = 12;
 /// Checks and normalizes a block summary: title and summary must be
 /// non-empty after trimming; lengths are capped. The tenant and block are
 /// set from the target.
-pub fn summary(target: &BlockInput<'_>, mut s: BlockSummary) -> Result<BlockSummary, OperatorError> {
+pub fn summary(
+    target: &BlockInput<'_>,
+    mut s: BlockSummary,
+) -> Result<BlockSummary, OperatorError> {
     s.tenant = target.block.tenant.clone();
     s.block = target.id;
     s.title = clip(s.title.trim(), MAX_TITLE_CHARS);
@@ -53,7 +56,11 @@ pub fn summary(target: &BlockInput<'_>, mut s: BlockSummary) -> Result<BlockSumm
 /// Returns the kept events and how many were dropped.
 /// Supersede and conflict links are kept only when they point into the
 /// `timeline` the extractor was given.
-pub fn events(target: &BlockInput<'_>, timeline: &[RecordId], events: Vec<Event>) -> (Vec<Event>, usize) {
+pub fn events(
+    target: &BlockInput<'_>,
+    timeline: &[RecordId],
+    events: Vec<Event>,
+) -> (Vec<Event>, usize) {
     let allowed: Vec<RecordId> = target.messages.iter().map(|(id, _)| *id).collect();
     let mut kept: Vec<Event> = Vec::new();
     let mut dropped = 0;
@@ -95,12 +102,36 @@ pub fn assertions(batch: &[RecordId], assertions: Vec<GraphAssertion>) -> Vec<Gr
         a.source_events.sort_unstable();
         a.source_events.dedup();
         a.confidence_milli = a.confidence_milli.min(1000);
-        let valid = !a.source_events.is_empty() && a.source_events.iter().all(|id| batch.contains(id));
+        let valid =
+            !a.source_events.is_empty() && a.source_events.iter().all(|id| batch.contains(id));
         if valid && !out.contains(&a) {
             out.push(a);
         }
     }
-    out
+    retain_anchored_edges(out)
+}
+
+/// The acceptance rule of spec §10.2 for edges: keeps every Node assertion,
+/// and the Edge assertions whose two endpoints have a Node assertion in
+/// `assertions` (same type and key), that differ, and whose relation is not
+/// empty.
+pub fn retain_anchored_edges(assertions: Vec<GraphAssertion>) -> Vec<GraphAssertion> {
+    let nodes: Vec<NodeKey> = assertions
+        .iter()
+        .filter_map(|a| match &a.assertion {
+            Assertion::Node { key, .. } => Some(key.clone()),
+            Assertion::Edge { .. } => None,
+        })
+        .collect();
+    assertions
+        .into_iter()
+        .filter(|a| match &a.assertion {
+            Assertion::Node { .. } => true,
+            Assertion::Edge {
+                from, to, relation, ..
+            } => from != to && !relation.is_empty() && nodes.contains(from) && nodes.contains(to),
+        })
+        .collect()
 }
 
 fn dedup_nonempty(items: Vec<String>, max: usize) -> Vec<String> {

@@ -186,7 +186,9 @@ fn threads(store: &Store) -> Result<BTreeMap<(String, String), Vec<RecordId>>, D
     for entry in store.ids_of_kind(RecordKind::Block) {
         let (_, id) = entry?;
         let b = block(store, &id)?;
-        out.entry((b.tenant, b.thread)).or_default().push((b.ordinal, id));
+        out.entry((b.tenant, b.thread))
+            .or_default()
+            .push((b.ordinal, id));
     }
     Ok(out
         .into_iter()
@@ -230,7 +232,11 @@ enum Step<T> {
 impl Run<'_> {
     fn thread(&mut self, blocks: &[RecordId]) -> Result<(), DeriveError> {
         let mut timeline: Vec<(RecordId, Event)> = Vec::new();
-        for block_id in blocks {
+        for (i, block_id) in blocks.iter().enumerate() {
+            let neighbours = (
+                i.checked_sub(1).and_then(|p| blocks.get(p)),
+                blocks.get(i + 1),
+            );
             self.stats.blocks += 1;
             let block = block(self.store, block_id)?;
             let messages = self.messages(&block)?;
@@ -242,7 +248,9 @@ impl Run<'_> {
             let Step::Done((summary_id, summary)) = self.summary(&input)? else {
                 continue;
             };
-            let Step::Done(events) = self.extraction(&input, summary_id, &summary, &timeline)? else {
+            let Step::Done(events) =
+                self.extraction(&input, summary_id, &summary, &timeline, neighbours)?
+            else {
                 continue;
             };
             self.stats.ready += 1;
@@ -262,7 +270,9 @@ impl Run<'_> {
             .iter()
             .map(|id| match self.store.get(id)?.map(|s| s.record) {
                 Some(Record::Message(m)) => Ok((*id, m)),
-                _ => Err(DeriveError::Damaged(format!("message {id} of a block is missing"))),
+                _ => Err(DeriveError::Damaged(format!(
+                    "message {id} of a block is missing"
+                ))),
             })
             .collect()
     }
@@ -332,13 +342,19 @@ impl Run<'_> {
         })
     }
 
-    fn summary(&mut self, input: &BlockInput<'_>) -> Result<Step<(RecordId, BlockSummary)>, DeriveError> {
+    fn summary(
+        &mut self,
+        input: &BlockInput<'_>,
+    ) -> Result<Step<(RecordId, BlockSummary)>, DeriveError> {
         let op = self.ops.summarizer.id();
         let config = self.ops.summarizer.config_hash();
         let state = stage_state(self.store, &input.id, &op, &config, None)?;
         if let Some(done) = state.done {
             let id = done.outputs.first().copied().ok_or_else(|| {
-                DeriveError::Damaged(format!("summary derivation of block {} has no output", input.id))
+                DeriveError::Damaged(format!(
+                    "summary derivation of block {} has no output",
+                    input.id
+                ))
             })?;
             return match self.store.get(&id)?.map(|s| s.record) {
                 Some(Record::BlockSummary(s)) => Ok(Step::Done((id, s))),
@@ -359,15 +375,33 @@ impl Run<'_> {
             .and_then(|s| validate::summary(input, s));
         match result {
             Ok(summary) => {
-                let summary_id = strataflow_log::envelope::encode_with_id(&Record::BlockSummary(summary.clone()))
-                    .map_err(StoreError::from)?
-                    .0;
-                let d = Self::derivation(tenant, op, config, vec![input.id], vec![summary_id], Outcome::Ok, attempt);
+                let summary_id = strataflow_log::envelope::encode_with_id(&Record::BlockSummary(
+                    summary.clone(),
+                ))
+                .map_err(StoreError::from)?
+                .0;
+                let d = Self::derivation(
+                    tenant,
+                    op,
+                    config,
+                    vec![input.id],
+                    vec![summary_id],
+                    Outcome::Ok,
+                    attempt,
+                );
                 self.append(vec![Record::BlockSummary(summary.clone()), d])?;
                 Ok(Step::Done((summary_id, summary)))
             }
             Err(e) => {
-                let d = Self::derivation(tenant, op, config, vec![input.id], vec![], Outcome::Failed { error: e.0 }, attempt);
+                let d = Self::derivation(
+                    tenant,
+                    op,
+                    config,
+                    vec![input.id],
+                    vec![],
+                    Outcome::Failed { error: e.0 },
+                    attempt,
+                );
                 self.append(vec![d])?;
                 self.failed(key, attempt);
                 Ok(Step::NotYet)
@@ -381,6 +415,7 @@ impl Run<'_> {
         summary_id: RecordId,
         summary: &BlockSummary,
         timeline: &[(RecordId, Event)],
+        neighbours: (Option<&RecordId>, Option<&RecordId>),
     ) -> Result<Step<Vec<(RecordId, Event)>>, DeriveError> {
         let op = self.ops.extractor.id();
         let config = self.ops.extractor.config_hash();
@@ -399,7 +434,15 @@ impl Run<'_> {
         let inputs = vec![input.id, summary_id];
         if !summary.should_extract {
             let reason = "the summary found nothing to extract".to_owned();
-            let d = Self::derivation(tenant, op, config, inputs, vec![], Outcome::Skipped { reason }, 1);
+            let d = Self::derivation(
+                tenant,
+                op,
+                config,
+                inputs,
+                vec![],
+                Outcome::Skipped { reason },
+                1,
+            );
             self.append(vec![d])?;
             return Ok(Step::Done(Vec::new()));
         }
@@ -409,12 +452,13 @@ impl Run<'_> {
         }
         let attempt = state.failures + 1;
         self.stats.runs += 1;
-        let neighbours = self.neighbour_key_points(input.block)?;
+        let previous = self.key_points(neighbours.0)?;
+        let next = self.key_points(neighbours.1)?;
         let extraction_input = ExtractionInput {
             target: *input,
             summary,
-            previous_key_points: neighbours.0.as_deref(),
-            next_key_points: neighbours.1.as_deref(),
+            previous_key_points: previous.as_deref(),
+            next_key_points: next.as_deref(),
             timeline,
         };
         let timeline_ids: Vec<RecordId> = timeline.iter().map(|(id, _)| *id).collect();
@@ -437,14 +481,34 @@ impl Run<'_> {
                 let mut records: Vec<Record> = events.iter().cloned().map(Record::Event).collect();
                 let mut ids = Vec::with_capacity(events.len());
                 for r in &records {
-                    ids.push(strataflow_log::envelope::encode_with_id(r).map_err(StoreError::from)?.0);
+                    ids.push(
+                        strataflow_log::envelope::encode_with_id(r)
+                            .map_err(StoreError::from)?
+                            .0,
+                    );
                 }
-                records.push(Self::derivation(tenant, op, config, inputs, ids.clone(), Outcome::Ok, attempt));
+                records.push(Self::derivation(
+                    tenant,
+                    op,
+                    config,
+                    inputs,
+                    ids.clone(),
+                    Outcome::Ok,
+                    attempt,
+                ));
                 self.append(records)?;
                 Ok(Step::Done(ids.into_iter().zip(events).collect()))
             }
             Err(e) => {
-                let d = Self::derivation(tenant, op, config, inputs, vec![], Outcome::Failed { error: e.0 }, attempt);
+                let d = Self::derivation(
+                    tenant,
+                    op,
+                    config,
+                    inputs,
+                    vec![],
+                    Outcome::Failed { error: e.0 },
+                    attempt,
+                );
                 self.append(vec![d])?;
                 self.failed(key, attempt);
                 Ok(Step::NotYet)
@@ -452,39 +516,28 @@ impl Run<'_> {
         }
     }
 
-    /// L2 key points of the blocks before and after, from this profile's
-    /// summarizer (context only).
-    fn neighbour_key_points(&self, block: &Block) -> Result<(Option<Vec<String>>, Option<Vec<String>>), DeriveError> {
+    /// L2 key points of a block under this profile's summarizer, if summarized.
+    fn key_points(&self, block: Option<&RecordId>) -> Result<Option<Vec<String>>, DeriveError> {
+        let Some(block) = block else {
+            return Ok(None);
+        };
         let op = self.ops.summarizer.id();
         let config = self.ops.summarizer.config_hash();
-        let mut found = (None, None);
-        let mut prev_id = None;
-        let mut next_id = None;
-        for entry in self.store.thread_records(&block.tenant, &block.thread, 0) {
-            let (_, kind, id) = entry?;
-            if kind != RecordKind::Block {
-                continue;
-            }
-            let b = self::block(self.store, &id)?;
-            if b.ordinal + 1 == block.ordinal {
-                prev_id = Some(id);
-            } else if b.ordinal == block.ordinal + 1 {
-                next_id = Some(id);
-            }
-        }
-        for (slot, id) in [(&mut found.0, prev_id), (&mut found.1, next_id)] {
-            let Some(id) = id else { continue };
-            let state = stage_state(self.store, &id, &op, &config, None)?;
-            if let Some(sid) = state.done.and_then(|d| d.outputs.first().copied()) {
-                if let Some(Record::BlockSummary(s)) = self.store.get(&sid)?.map(|s| s.record) {
-                    *slot = Some(s.key_points);
-                }
-            }
-        }
-        Ok(found)
+        let state = stage_state(self.store, block, &op, &config, None)?;
+        let Some(id) = state.done.and_then(|d| d.outputs.first().copied()) else {
+            return Ok(None);
+        };
+        Ok(match self.store.get(&id)?.map(|s| s.record) {
+            Some(Record::BlockSummary(s)) => Some(s.key_points),
+            _ => None,
+        })
     }
 
-    fn projection(&mut self, tenant: &str, events: &[(RecordId, Event)]) -> Result<(), DeriveError> {
+    fn projection(
+        &mut self,
+        tenant: &str,
+        events: &[(RecordId, Event)],
+    ) -> Result<(), DeriveError> {
         let op = self.ops.projector.id();
         let config = self.ops.projector.config_hash();
         let inputs: Vec<RecordId> = events.iter().map(|(id, _)| *id).collect();
@@ -501,20 +554,44 @@ impl Run<'_> {
         }
         let attempt = state.failures + 1;
         self.stats.runs += 1;
-        let result = self.ops.projector.project(&ProjectionInput { tenant, events });
+        let result = self
+            .ops
+            .projector
+            .project(&ProjectionInput { tenant, events });
         match result {
             Ok(assertions) => {
                 let assertions: Vec<GraphAssertion> = validate::assertions(&inputs, assertions);
-                let mut records: Vec<Record> = assertions.into_iter().map(Record::GraphAssertion).collect();
+                let mut records: Vec<Record> =
+                    assertions.into_iter().map(Record::GraphAssertion).collect();
                 let mut ids = Vec::with_capacity(records.len());
                 for r in &records {
-                    ids.push(strataflow_log::envelope::encode_with_id(r).map_err(StoreError::from)?.0);
+                    ids.push(
+                        strataflow_log::envelope::encode_with_id(r)
+                            .map_err(StoreError::from)?
+                            .0,
+                    );
                 }
-                records.push(Self::derivation(tenant, op, config, inputs, ids, Outcome::Ok, attempt));
+                records.push(Self::derivation(
+                    tenant,
+                    op,
+                    config,
+                    inputs,
+                    ids,
+                    Outcome::Ok,
+                    attempt,
+                ));
                 self.append(records)?;
             }
             Err(e) => {
-                let d = Self::derivation(tenant, op, config, inputs, vec![], Outcome::Failed { error: e.0 }, attempt);
+                let d = Self::derivation(
+                    tenant,
+                    op,
+                    config,
+                    inputs,
+                    vec![],
+                    Outcome::Failed { error: e.0 },
+                    attempt,
+                );
                 self.append(vec![d])?;
                 self.failed(key, attempt);
             }

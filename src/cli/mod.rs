@@ -14,9 +14,9 @@ use strataflow::pipeline::ingest::{IngestError, IngestStats, OnInvalid};
 use strataflow::{Memory, MemoryError};
 
 use args::{Cli, Command, GovernArgs, ImportCommand, IngestArgs};
+use progress::Progress;
 use strataflow::log::record::{Actor, GovernanceAction};
 use strataflow::materializers::event_status::EventStatus;
-use progress::Progress;
 
 /// Exit status when input was refused.
 const EXIT_REFUSED: u8 = 3;
@@ -44,6 +44,13 @@ impl From<MemoryError> for Failure {
 
 impl From<std::io::Error> for Failure {
     fn from(e: std::io::Error) -> Self {
+        // A reader that stopped early (`| head`) is not an error.
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            return Self {
+                message: String::new(),
+                status: 0,
+            };
+        }
         Self {
             message: e.to_string(),
             status: 1,
@@ -160,9 +167,13 @@ fn run(cli: Cli) -> Result<(), Failure> {
             let graph = memory.graph(profile.as_deref())?;
             let graph = match at {
                 Some(text) => {
-                    let t = strataflow::log::SourceTime::parse_rfc3339(&text).ok_or_else(|| Failure {
-                        message: format!("--at `{text}` is not an RFC 3339 time (e.g. 2023-06-01T00:00:00Z)"),
-                        status: 2,
+                    let t = strataflow::log::SourceTime::parse_rfc3339(&text).ok_or_else(|| {
+                        Failure {
+                            message: format!(
+                                "--at `{text}` is not an RFC 3339 time (e.g. 2023-06-01T00:00:00Z)"
+                            ),
+                            status: 2,
+                        }
                     })?;
                     graph.at(t.instant())
                 }
@@ -190,7 +201,12 @@ fn run(cli: Cli) -> Result<(), Failure> {
 }
 
 /// Appends one governance decision and reports the event's new status.
-fn govern(out: &mut dyn Write, dir: &Path, args: GovernArgs, action: GovernanceAction) -> Result<(), Failure> {
+fn govern(
+    out: &mut dyn Write,
+    dir: &Path,
+    args: GovernArgs,
+    action: GovernanceAction,
+) -> Result<(), Failure> {
     let memory = Memory::open_existing(dir)?;
     let name = match &action {
         GovernanceAction::Forget => "forgot",
@@ -212,16 +228,27 @@ fn govern(out: &mut dyn Write, dir: &Path, args: GovernArgs, action: GovernanceA
             EventStatus::Superseded => "superseded",
             EventStatus::Forgotten => "forgotten",
         }),
-        if state.is_some_and(|s| s.pinned) { ", pinned" } else { "" },
+        if state.is_some_and(|s| s.pinned) {
+            ", pinned"
+        } else {
+            ""
+        },
         record.short()
     )?;
     Ok(())
 }
 
 /// Runs derivation for a profile with progress, then prints its summary.
-fn run_derive(out: &mut dyn Write, memory: &Memory, profile: Option<&str>, quiet: bool) -> Result<(), Failure> {
+fn run_derive(
+    out: &mut dyn Write,
+    memory: &Memory,
+    profile: Option<&str>,
+    quiet: bool,
+) -> Result<(), Failure> {
     let mut progress = Progress::new("derive", quiet);
-    let stats = memory.derive(profile, &memory.derive_options(), &mut |s| progress.update_derive(s));
+    let stats = memory.derive(profile, &memory.derive_options(), &mut |s| {
+        progress.update_derive(s)
+    });
     progress.finish();
     render::derive_summary(out, &stats?)?;
     Ok(())

@@ -72,7 +72,10 @@ impl Progress {
             return;
         }
         let now = Instant::now();
-        if self.last.is_some_and(|l| now.duration_since(l) < self.interval) {
+        if self
+            .last
+            .is_some_and(|l| now.duration_since(l) < self.interval)
+        {
             return;
         }
         self.last = Some(now);
@@ -90,7 +93,13 @@ impl Progress {
     pub fn update_derive(&mut self, stats: &strataflow::pipeline::derive::DeriveStats) {
         let line = format!(
             "{}: {} blocks seen, {} ready, {} operator runs ({} failed), {} events, {} graph assertions",
-            self.label, stats.blocks, stats.ready, stats.runs, stats.failed_runs, stats.events, stats.assertions
+            self.label,
+            stats.blocks,
+            stats.ready,
+            stats.runs,
+            stats.failed_runs,
+            stats.events,
+            stats.assertions
         );
         self.emit(&line);
     }

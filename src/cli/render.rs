@@ -5,6 +5,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use strataflow::log::{AuditReport, StoredRecord, Timestamp};
+use strataflow::materializers::graph_state::GraphState;
 use strataflow::pipeline::derive::DeriveStats;
 use strataflow::pipeline::ingest::IngestStats;
 use strataflow::{DerivationStatus, EventListing, Memory, MemoryError, Stats, ThreadBlocks};
@@ -255,9 +256,59 @@ pub fn events(out: &mut dyn Write, events: &[EventListing], json: bool) -> io::R
             when,
             format!("{:?}", e.precision).to_lowercase(),
             format!("{:?}", e.basis).to_lowercase(),
-            e.time_text.as_ref().map(|t| format!(", \"{t}\"")).unwrap_or_default(),
+            e.time_text
+                .as_ref()
+                .map(|t| format!(", \"{t}\""))
+                .unwrap_or_default(),
             e.source_messages.join(", ")
         )?;
     }
     writeln!(out, "{} events", events.len())
+}
+
+/// `graph`.
+pub fn graph(out: &mut dyn Write, g: &GraphState, json: bool) -> io::Result<()> {
+    if json {
+        return json_line(out, g);
+    }
+    for n in g.nodes() {
+        let aliases = if n.aliases.is_empty() {
+            String::new()
+        } else {
+            format!(" (also {})", n.aliases.join(", "))
+        };
+        writeln!(out, "{:?} {}{}", n.node_type, n.name, aliases)?;
+        for f in &n.facts {
+            writeln!(
+                out,
+                "    {} {}: {}  [{} .. {}]",
+                if f.current { "*" } else { " " },
+                f.key,
+                f.values.join(", "),
+                time(f.valid_from),
+                f.valid_to.map_or_else(String::new, |t| t.to_rfc3339())
+            )?;
+        }
+    }
+    if !g.edges().is_empty() {
+        writeln!(out, "edges:")?;
+    }
+    for e in g.edges() {
+        writeln!(
+            out,
+            "  {} {} -[{}]-> {}  [{} .. {}]",
+            if e.current { "*" } else { " " },
+            e.from.name,
+            e.relation,
+            e.to.name,
+            time(e.valid_from),
+            e.valid_to.map_or_else(String::new, |t| t.to_rfc3339())
+        )?;
+    }
+    writeln!(
+        out,
+        "{} nodes, {} edges (* = current)",
+        g.nodes().len(),
+        g.edges().len()
+    )
 }

@@ -118,17 +118,23 @@ impl Memory {
     /// A stored profile by name.
     pub fn profile(&self, name: &str) -> Result<Profile, MemoryError> {
         match self.store.config(&profile_key(name))? {
-            Some(text) => serde_json::from_str(&text)
-                .map_err(|e| MemoryError::Invalid(format!("stored profile `{name}` is unreadable: {e}"))),
+            Some(text) => serde_json::from_str(&text).map_err(|e| {
+                MemoryError::Invalid(format!("stored profile `{name}` is unreadable: {e}"))
+            }),
             None if name == DEFAULT_PROFILE => Ok(Profile::default_profile()),
-            None => Err(MemoryError::Invalid(format!("no profile `{name}` in this data directory"))),
+            None => Err(MemoryError::Invalid(format!(
+                "no profile `{name}` in this data directory"
+            ))),
         }
     }
 
     /// Stores a profile (after checking its operators exist).
     pub fn save_profile(&self, profile: &Profile) -> Result<(), MemoryError> {
-        self.registry.resolve(profile).map_err(|e| MemoryError::Invalid(e.to_string()))?;
-        let text = serde_json::to_string(profile).map_err(|e| MemoryError::Invalid(e.to_string()))?;
+        self.registry
+            .resolve(profile)
+            .map_err(|e| MemoryError::Invalid(e.to_string()))?;
+        let text =
+            serde_json::to_string(profile).map_err(|e| MemoryError::Invalid(e.to_string()))?;
         self.store.set_config(&profile_key(&profile.name), &text)?;
         Ok(())
     }
@@ -215,13 +221,25 @@ impl Memory {
         for entry in self.store.ids_of_kind(RecordKind::Block) {
             let (_, block) = entry?;
             out.blocks += 1;
-            let s = stage_state(&self.store, &block, &ops.summarizer.id(), &ops.summarizer.config_hash(), None)?;
+            let s = stage_state(
+                &self.store,
+                &block,
+                &ops.summarizer.id(),
+                &ops.summarizer.config_hash(),
+                None,
+            )?;
             tally(&mut summ, block, &s);
             if s.done.is_none() {
                 extr.pending += 1;
                 continue;
             }
-            let e = stage_state(&self.store, &block, &ops.extractor.id(), &ops.extractor.config_hash(), None)?;
+            let e = stage_state(
+                &self.store,
+                &block,
+                &ops.extractor.id(),
+                &ops.extractor.config_hash(),
+                None,
+            )?;
             tally(&mut extr, block, &e);
             let Some(done) = e.done else { continue };
             out.ready_blocks += 1;
@@ -242,7 +260,12 @@ impl Memory {
 
     /// The events a profile's extractor produced, in thread and block order,
     /// with their status.
-    pub fn events(&self, profile: Option<&str>, tenant: &str, thread: Option<&str>) -> Result<Vec<EventListing>, MemoryError> {
+    pub fn events(
+        &self,
+        profile: Option<&str>,
+        tenant: &str,
+        thread: Option<&str>,
+    ) -> Result<Vec<EventListing>, MemoryError> {
         let (_, ops) = self.operators(profile)?;
         let status = self.event_status()?;
         let mut external: BTreeMap<RecordId, String> = BTreeMap::new();
@@ -262,9 +285,16 @@ impl Memory {
                 if kind != RecordKind::Block {
                     continue;
                 }
-                let s = stage_state(&self.store, &id, &ops.extractor.id(), &ops.extractor.config_hash(), None)?;
+                let s = stage_state(
+                    &self.store,
+                    &id,
+                    &ops.extractor.id(),
+                    &ops.extractor.config_hash(),
+                    None,
+                )?;
                 for event_id in s.done.map(|d| d.outputs).unwrap_or_default() {
-                    let Some(Record::Event(e)) = self.store.get(&event_id)?.map(|s| s.record) else {
+                    let Some(Record::Event(e)) = self.store.get(&event_id)?.map(|s| s.record)
+                    else {
                         continue;
                     };
                     out.push(listing(event_id, &th, &e, &external, &status));
@@ -280,10 +310,11 @@ impl Memory {
             Record::Event(e) => Some(e),
             _ => None,
         })?;
-        let governance: Vec<(RecordId, Governance)> = self.all_of_kind(RecordKind::Governance, |r| match r {
-            Record::Governance(g) => Some(g),
-            _ => None,
-        })?;
+        let governance: Vec<(RecordId, Governance)> =
+            self.all_of_kind(RecordKind::Governance, |r| match r {
+                Record::Governance(g) => Some(g),
+                _ => None,
+            })?;
         Ok(EventStatusView::fold(&events, &governance))
     }
 
@@ -314,7 +345,11 @@ impl Memory {
         Ok(GraphState::fold(&assertions, &|id| status.is_visible(id)))
     }
 
-    fn all_of_kind<T>(&self, kind: RecordKind, pick: impl Fn(Record) -> Option<T>) -> Result<Vec<(RecordId, T)>, MemoryError> {
+    fn all_of_kind<T>(
+        &self,
+        kind: RecordKind,
+        pick: impl Fn(Record) -> Option<T>,
+    ) -> Result<Vec<(RecordId, T)>, MemoryError> {
         let mut out = Vec::new();
         for entry in self.store.ids_of_kind(kind) {
             let (_, id) = entry?;
@@ -346,7 +381,8 @@ fn listing(
         title: e.title.clone(),
         summary: e.summary.clone(),
         participants: e.temporal.participants.clone(),
-        event_type: strataflow_operators::extractor::heuristic::type_name(e.temporal.event_type).to_owned(),
+        event_type: strataflow_operators::extractor::heuristic::type_name(e.temporal.event_type)
+            .to_owned(),
         status: state.map_or(EventStatus::Active, |s| s.status),
         occurrence: e.temporal.status,
         mentioned_at: e.temporal.mentioned_at,

@@ -42,7 +42,9 @@ impl Memory {
             reason,
             previous: chain_tail(&earlier),
         });
-        let receipt = self.store.append(&[record], strataflow_log::Durability::Sync)?;
+        let receipt = self
+            .store
+            .append(&[record], strataflow_log::Durability::Sync)?;
         receipt
             .records
             .first()

@@ -6,11 +6,11 @@ use strataflow_log::record::{Record, RecordKind};
 use strataflow_log::{AuditReport, RecordId, Store, StoreError, StoredRecord, ThreadHead};
 use strataflow_operators::layers::estimate_tokens;
 use strataflow_operators::sealer::{DEFAULT_TURNS_PER_BLOCK, Sealer};
+use strataflow_pipeline::derive::DeriveError;
 use strataflow_pipeline::ingest::{
     self, IngestError, IngestOptions, IngestStats, OnInvalid, Source,
 };
 use strataflow_pipeline::source::jsonl::JsonlReader;
-use strataflow_pipeline::derive::DeriveError;
 use strataflow_pipeline::source::{SourceError, SourceItem, locomo};
 
 mod derivation;
@@ -33,7 +33,7 @@ pub enum MemoryError {
     Ingest(Box<IngestError>),
     /// Derivation failed (operator failures are recorded, not errors).
     #[error(transparent)]
-    Derive(#[from] DeriveError),
+    Derive(Box<DeriveError>),
     /// No record matches.
     #[error("no record with id {0}")]
     NotFound(String),
@@ -56,6 +56,12 @@ pub enum MemoryError {
     /// A bad argument.
     #[error("{0}")]
     Invalid(String),
+}
+
+impl From<DeriveError> for MemoryError {
+    fn from(e: DeriveError) -> Self {
+        Self::Derive(Box::new(e))
+    }
 }
 
 impl From<IngestError> for MemoryError {
@@ -127,7 +133,9 @@ pub struct ThreadBlocks {
 
 impl std::fmt::Debug for Memory {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Memory").field("store", &self.store).finish_non_exhaustive()
+        f.debug_struct("Memory")
+            .field("store", &self.store)
+            .finish_non_exhaustive()
     }
 }
 

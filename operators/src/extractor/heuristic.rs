@@ -5,13 +5,15 @@
 //! on or is preferred into event cards:
 //!
 //! - A sentence is a statement when it is not a question or a reaction, has
-//!   at least three words, is in the first person, and has an event cue (a
-//!   past-tense or action verb, a plan, a progressive "I'm …ing", a
-//!   preference) or a time expression.
+//!   at least three words, and is either in the first person with an event
+//!   cue (a past-tense or action verb, a plan, a progressive "I'm …ing", a
+//!   preference) or states a time in four words or more.
 //! - The statements of one message are grouped by the time they refer to:
 //!   a statement with its own time expression opens a group, a statement
-//!   without one joins the group before it. Each group becomes one event
-//!   that cites exactly that message and quotes exactly those sentences.
+//!   without one joins the group before it. A time stated in a sentence that
+//!   is not a statement ("Last night was amazing!") dates the next statement
+//!   of the same message. Each group becomes one event that cites exactly
+//!   that message and quotes exactly those sentences.
 //! - Time comes from the [temporal resolver](super::temporal): mention time
 //!   from the message, the happened interval from the group's expression.
 //!   A statement with no expression keeps an unknown time, except that a
@@ -31,9 +33,13 @@ use strataflow_log::record::{
 };
 use strataflow_log::{Digest, RecordId, SourceTime, Timestamp};
 
-use super::temporal::{Tense, TimeExpression, detect_tense, find_time_expressions};
-use crate::operator::{Extraction, ExtractionInput, Extractor, OperatorError, OperatorId, config_hash};
-use crate::text::{clip, has_event_cue, is_chatter, is_first_person, is_question, is_stop_word, sentences, words};
+use super::temporal::{Tense, TimeExpression, detect_tense, resolve_best};
+use crate::operator::{
+    Extraction, ExtractionInput, Extractor, OperatorError, OperatorId, config_hash,
+};
+use crate::text::{
+    clip, has_event_cue, is_chatter, is_first_person, is_question, is_stop_word, sentences, words,
+};
 
 /// The heuristic extractor.
 #[derive(Clone, Copy, Debug, Default)]
@@ -96,11 +102,19 @@ struct Group {
 
 fn statement_groups(message: &Message) -> Vec<Group> {
     let mut groups: Vec<Group> = Vec::new();
+    // A time stated in a sentence that is not itself a statement ("Last
+    // night was amazing!", "Guess what I did this week?") dates the next
+    // statement of the message that states no time of its own.
+    let mut carried: Option<TimeExpression> = None;
     for s in sentences(&message.content) {
-        if !is_statement(s.text) {
+        let stated = resolve_best(s.text, message.time).filter(|t| t.basis != TimeBasis::Inferred);
+        if !is_statement(s.text, stated.is_some()) {
+            if stated.is_some() {
+                carried = stated;
+            }
             continue;
         }
-        let time = find_time_expressions(s.text, message.time).into_iter().next();
+        let time = resolve_best(s.text, message.time).or_else(|| carried.take());
         match (time, groups.last_mut()) {
             (None, Some(last)) => last.sentences.push(s.text.to_owned()),
             (Some(t), Some(last))
@@ -119,12 +133,20 @@ fn statement_groups(message: &Message) -> Vec<Group> {
     groups
 }
 
-fn is_statement(sentence: &str) -> bool {
+/// A statement: not a question or a reaction, at least three words, and
+/// either first person with an event, progressive or preference cue, or a
+/// sentence of four words or more that states a time ("Finishing up the
+/// choreography for a festival next month.").
+fn is_statement(sentence: &str, states_time: bool) -> bool {
     if is_question(sentence) || is_chatter(sentence) || sentence.starts_with("[image:") {
         return false;
     }
     let w = words(sentence);
-    w.len() >= 3 && is_first_person(&w) && (has_event_cue(&w) || is_progressive(&w) || is_preference(&w))
+    if w.len() < 3 {
+        return false;
+    }
+    (is_first_person(&w) && (has_event_cue(&w) || is_progressive(&w) || is_preference(&w)))
+        || (states_time && w.len() >= 4)
 }
 
 fn is_progressive(w: &[String]) -> bool {
@@ -138,7 +160,10 @@ fn is_progressive(w: &[String]) -> bool {
 
 fn is_preference(w: &[String]) -> bool {
     w.iter().any(|x| {
-        matches!(x.as_str(), "love" | "like" | "prefer" | "enjoy" | "hate" | "favorite" | "favourite")
+        matches!(
+            x.as_str(),
+            "love" | "like" | "prefer" | "enjoy" | "hate" | "favorite" | "favourite"
+        )
     })
 }
 
@@ -152,7 +177,12 @@ fn event_of(
     let speaker = speaker_name(message);
     let text = group.sentences.join(" ");
     let w = words(&text);
-    let tense = group.time.as_ref().map_or_else(|| detect_tense(&text), |t| t.tense);
+    // The sentence that opened the group sets its tense.
+    let first = group.sentences.first().map_or("", String::as_str);
+    let tense = group
+        .time
+        .as_ref()
+        .map_or_else(|| detect_tense(first), |t| t.tense);
     let status = occurrence(&w, tense);
     let event_type = event_type(&w, status);
     let (happened_start, happened_end, precision, basis, original_text) = match &group.time {
@@ -165,11 +195,21 @@ fn event_of(
         ),
         None if status == Occurrence::Ongoing => {
             let (start, end) = mention_day(message.time);
-            (Some(start), Some(end), Precision::Day, TimeBasis::Inferred, None)
+            (
+                Some(start),
+                Some(end),
+                Precision::Day,
+                TimeBasis::Inferred,
+                None,
+            )
         }
         None => (None, None, Precision::Unknown, TimeBasis::Unknown, None),
     };
-    let restated: Vec<String> = group.sentences.iter().map(|s| third_person(s, &speaker)).collect();
+    let restated: Vec<String> = group
+        .sentences
+        .iter()
+        .map(|s| third_person(s, &speaker))
+        .collect();
     let title = clip(restated.first().map_or("", String::as_str), 100);
     let summary = clip(&restated.join(" "), 600);
     let narrative = format!(
@@ -177,7 +217,8 @@ fn event_of(
         message.time.to_rfc3339(),
         match (happened_start, happened_end) {
             (Some(s), Some(e)) if s == e => format!("happened {}", s.to_rfc3339()),
-            (Some(s), Some(e)) => format!("happened between {} and {}", s.to_rfc3339(), e.to_rfc3339()),
+            (Some(s), Some(e)) =>
+                format!("happened between {} and {}", s.to_rfc3339(), e.to_rfc3339()),
             _ => "time it happened unknown".to_owned(),
         }
     );
@@ -245,22 +286,61 @@ fn occurrence(w: &[String], tense: Tense) -> Occurrence {
 }
 
 fn event_type(w: &[String], status: Occurrence) -> EventType {
-    let any = |list: &[&str]| w.iter().any(|x| list.contains(&x.as_str()) || list.iter().any(|p| p.ends_with('*') && x.starts_with(p.trim_end_matches('*'))));
+    let any = |list: &[&str]| {
+        w.iter().any(|x| {
+            list.contains(&x.as_str())
+                || list
+                    .iter()
+                    .any(|p| p.ends_with('*') && x.starts_with(p.trim_end_matches('*')))
+        })
+    };
     if status == Occurrence::Cancelled {
         EventType::Cancellation
     } else if any(&["decided", "decide", "decision", "chose"]) {
         EventType::Decision
-    } else if any(&["released", "release", "launched", "launch", "shipped", "published", "opened"]) {
+    } else if any(&[
+        "released",
+        "release",
+        "launched",
+        "launch",
+        "shipped",
+        "published",
+        "opened",
+    ]) {
         EventType::Release
     } else if any(&["migrat*"]) {
         EventType::Migration
-    } else if any(&["finished", "completed", "passed", "graduated", "done", "accepted"]) {
+    } else if any(&[
+        "finished",
+        "completed",
+        "passed",
+        "graduated",
+        "done",
+        "accepted",
+    ]) {
         EventType::TaskCompleted
-    } else if any(&["meeting", "met", "meetup", "conference", "interview", "interviews", "council"]) {
+    } else if any(&[
+        "meeting",
+        "met",
+        "meetup",
+        "conference",
+        "interview",
+        "interviews",
+        "council",
+    ]) {
         EventType::Meeting
-    } else if any(&["accident", "hurt", "injured", "broke", "outage", "incident", "crash", "lost"]) {
+    } else if any(&[
+        "accident", "hurt", "injured", "broke", "outage", "incident", "crash", "lost",
+    ]) {
         EventType::Incident
-    } else if any(&["together", "collaborat*", "teamed", "joined", "join", "group"]) {
+    } else if any(&[
+        "together",
+        "collaborat*",
+        "teamed",
+        "joined",
+        "join",
+        "group",
+    ]) {
         EventType::Collaboration
     } else if any(&["switched", "changed", "moved", "started", "new"]) {
         EventType::Change
@@ -290,11 +370,25 @@ pub fn type_name(t: EventType) -> &'static str {
 
 fn criticality(w: &[String]) -> Criticality {
     let any = |list: &[&str]| w.iter().any(|x| list.contains(&x.as_str()));
-    if any(&["allergic", "allergy", "emergency", "hospital", "accident", "injured"]) {
+    if any(&[
+        "allergic",
+        "allergy",
+        "emergency",
+        "hospital",
+        "accident",
+        "injured",
+    ]) {
         Criticality::Safety
     } else if any(&["prefer", "love", "favorite", "favourite", "hate", "enjoy"]) {
         Criticality::Preference
-    } else if any(&["identify", "transgender", "born", "name", "religion", "married"]) {
+    } else if any(&[
+        "identify",
+        "transgender",
+        "born",
+        "name",
+        "religion",
+        "married",
+    ]) {
         Criticality::Identity
     } else {
         Criticality::Routine
@@ -304,7 +398,11 @@ fn criticality(w: &[String]) -> Criticality {
 fn topic_words(w: &[String]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for x in w {
-        if x.chars().count() >= 4 && !is_stop_word(x) && x.chars().all(char::is_alphabetic) && !out.contains(x) {
+        if x.chars().count() >= 4
+            && !is_stop_word(x)
+            && x.chars().all(char::is_alphabetic)
+            && !out.contains(x)
+        {
             out.push(x.clone());
         }
     }
@@ -360,9 +458,30 @@ fn block_people(input: &ExtractionInput<'_>) -> Vec<String> {
 }
 
 const RELATIONS: &[&str] = &[
-    "aunt", "boss", "boyfriend", "brother", "colleague", "cousin", "dad", "daughter", "father",
-    "friend", "girlfriend", "grandfather", "grandma", "grandmother", "grandpa", "husband",
-    "mentor", "mom", "mother", "partner", "sister", "son", "uncle", "wife",
+    "aunt",
+    "boss",
+    "boyfriend",
+    "brother",
+    "colleague",
+    "cousin",
+    "dad",
+    "daughter",
+    "father",
+    "friend",
+    "girlfriend",
+    "grandfather",
+    "grandma",
+    "grandmother",
+    "grandpa",
+    "husband",
+    "mentor",
+    "mom",
+    "mother",
+    "partner",
+    "sister",
+    "son",
+    "uncle",
+    "wife",
 ];
 
 /// People named in the sentences: other speakers of the block (or a prefix
@@ -436,23 +555,39 @@ mod tests {
             third_person("I went to my sister's place and I'm tired.", "Ana"),
             "Ana went to Ana's sister's place and Ana is tired."
         );
-        assert_eq!(third_person("Yesterday I am here, I've seen it.", "Bo"), "Yesterday Bo is here, Bo has seen it.");
+        assert_eq!(
+            third_person("Yesterday I am here, I've seen it.", "Bo"),
+            "Yesterday Bo is here, Bo has seen it."
+        );
     }
 
     #[test]
     fn statements_need_first_person_and_a_cue() {
-        assert!(is_statement("I went to a LGBTQ support group yesterday and it was so powerful."));
-        assert!(is_statement("We're thinking about going camping next month."));
-        assert!(is_statement("I love pottery and painting."));
-        assert!(!is_statement("That's awesome, Caroline!"));
-        assert!(!is_statement("What did you do yesterday?"));
-        assert!(!is_statement("The weather was nice."));
+        assert!(is_statement(
+            "I went to a LGBTQ support group yesterday and it was so powerful.",
+            true
+        ));
+        assert!(is_statement(
+            "We're thinking about going camping next month.",
+            true
+        ));
+        assert!(is_statement("I love pottery and painting.", false));
+        assert!(is_statement(
+            "Finishing up choreography for a festival next month.",
+            true
+        ));
+        assert!(!is_statement("That's awesome, Caroline!", false));
+        assert!(!is_statement("What did you do yesterday?", true));
+        assert!(!is_statement("The weather was nice.", false));
     }
 
     #[test]
     fn mentioned_people_finds_speakers_and_relations() {
         let people = vec!["Caroline".to_owned(), "Melanie".to_owned()];
         let s = vec!["Thanks Mel, my sister Marta and I went out.".to_owned()];
-        assert_eq!(mentioned_people(&s, &people, "Caroline"), ["Melanie", "Marta"]);
+        assert_eq!(
+            mentioned_people(&s, &people, "Caroline"),
+            ["Melanie", "Marta"]
+        );
     }
 }

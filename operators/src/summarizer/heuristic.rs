@@ -20,8 +20,8 @@
 
 use std::collections::BTreeMap;
 
-use strataflow_log::record::{BlockSummary, Role};
 use strataflow_log::Digest;
+use strataflow_log::record::{BlockSummary, Role};
 
 use crate::extractor::temporal::find_time_expressions;
 use crate::operator::{BlockInput, OperatorError, OperatorId, Summarizer, config_hash};
@@ -53,7 +53,10 @@ impl Summarizer for HeuristicSummarizer {
     }
 
     fn config_hash(&self) -> Digest {
-        config_hash(&id(), r#"{"title_chars":80,"tags":6,"summary_chars":600,"key_points":8}"#)
+        config_hash(
+            &id(),
+            r#"{"title_chars":80,"tags":6,"summary_chars":600,"key_points":8}"#,
+        )
     }
 
     fn summarize(&self, block: &BlockInput<'_>) -> Result<BlockSummary, OperatorError> {
