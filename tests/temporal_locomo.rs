@@ -80,10 +80,7 @@ fn weekday(name: &str) -> Option<Weekday> {
 
 /// "7 May 2023", "19 January, 2023", "13 August" (year from the session).
 fn parse_date(text: &str, default_year: i32) -> Option<NaiveDate> {
-    let words: Vec<&str> = text
-        .split([' ', ','])
-        .filter(|w| !w.is_empty())
-        .collect();
+    let words: Vec<&str> = text.split([' ', ',']).filter(|w| !w.is_empty()).collect();
     match words.as_slice() {
         [d, m, y] => NaiveDate::from_ymd_opt(y.parse().ok()?, month_number(m)?, d.parse().ok()?),
         [d, m] => NaiveDate::from_ymd_opt(default_year, month_number(m)?, d.parse().ok()?),
@@ -133,10 +130,7 @@ fn gold_period(answer: &str, default_year: i32) -> Option<Period> {
         }
         return Some(day(d));
     }
-    let words: Vec<&str> = a
-        .split([' ', ','])
-        .filter(|w| !w.is_empty())
-        .collect();
+    let words: Vec<&str> = a.split([' ', ',']).filter(|w| !w.is_empty()).collect();
     if let [m, y] = words.as_slice() {
         if let (Some(m), Ok(y)) = (month_number(m), y.parse::<i32>()) {
             return Some(month_of(y, m));

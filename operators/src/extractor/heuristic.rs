@@ -524,25 +524,51 @@ fn mentioned_people(sentences: &[String], people: &[String], speaker: &str) -> V
 }
 
 /// A cancellation supersedes the latest planned event of the same speaker
-/// in the timeline that shares a topic word with it.
+/// in the timeline that names the same thing: a shared capitalized word
+/// other than the speaker ("Sintra"), or at least two shared topic words.
 fn supersede_cancelled_plans(events: &mut [Event], timeline: &[(RecordId, Event)]) {
     for e in events.iter_mut() {
         if e.temporal.status != Occurrence::Cancelled {
             continue;
         }
         let speaker = e.temporal.participants.first().cloned().unwrap_or_default();
-        let mine = topic_words(&words(&e.quotes.join(" ")));
+        let text = e.quotes.join(" ");
+        let mine = topic_words(&words(&text));
+        let names = capitalized(&text, &speaker);
         let target = timeline.iter().rev().find(|(_, old)| {
+            let old_text = old.quotes.join(" ");
+            let shared = topic_words(&words(&old_text))
+                .iter()
+                .filter(|w| mine.contains(w))
+                .count();
+            let shared_name = capitalized(&old_text, &speaker)
+                .iter()
+                .any(|n| names.contains(n));
             old.temporal.status == Occurrence::Planned
                 && old.temporal.participants.first() == Some(&speaker)
-                && topic_words(&words(&old.quotes.join(" ")))
-                    .iter()
-                    .any(|w| mine.contains(w))
+                && (shared_name || shared >= 2)
         });
         if let Some((id, _)) = target {
             e.temporal.supersedes.push(*id);
         }
     }
+}
+
+/// Capitalized words after the first word of each sentence, but `I` and
+/// the speaker.
+fn capitalized(text: &str, speaker: &str) -> Vec<String> {
+    sentences(text)
+        .iter()
+        .flat_map(|s| s.text.split_whitespace().skip(1))
+        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
+        .filter(|w| {
+            w.chars().next().is_some_and(char::is_uppercase)
+                && w.chars().count() > 1
+                && !w.starts_with("I'")
+                && *w != speaker
+        })
+        .map(str::to_owned)
+        .collect()
 }
 
 #[cfg(test)]

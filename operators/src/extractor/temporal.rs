@@ -105,13 +105,14 @@ pub fn resolve_first(text: &str, mention: SourceTime) -> Option<TimeExpression> 
     find_time_expressions(text, mention).into_iter().next()
 }
 
-/// The expression that best dates `text`: the first stated one (explicit or
-/// relative), else the first inferred one ("just", "recently", "currently").
+/// The expression that best dates `text`: the first explicit one (a stated
+/// date beats a weekday next to it: "Monday 20 May"), else the first
+/// relative one, else the first inferred one ("just", "recently").
 pub fn resolve_best(text: &str, mention: SourceTime) -> Option<TimeExpression> {
     let all = find_time_expressions(text, mention);
-    let k = all
+    let k = [TimeBasis::Explicit, TimeBasis::Relative]
         .iter()
-        .position(|e| e.basis != TimeBasis::Inferred)
+        .find_map(|basis| all.iter().position(|e| e.basis == *basis))
         .unwrap_or(0);
     all.into_iter().nth(k)
 }

@@ -203,6 +203,7 @@ fn topic_tags(block: &BlockInput<'_>, speakers: &[String]) -> Vec<String> {
         for w in words(&m.content) {
             if w.chars().count() >= 4
                 && !is_stop_word(&w)
+                && !has_event_cue(std::slice::from_ref(&w))
                 && !speaker_words.contains(&w)
                 && w.chars().all(char::is_alphabetic)
             {
