@@ -25,8 +25,9 @@
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 
+use strataflow_log::envelope::encode_with_id;
 use strataflow_log::record::{
-    Block, BlockSummary, Derivation, Event, GraphAssertion, Message, Outcome, Record, RecordKind,
+    Block, BlockSummary, Derivation, Event, Message, Outcome, Record, RecordKind,
 };
 use strataflow_log::{Digest, Durability, RecordId, Store, StoreError};
 use strataflow_operators::operator::{
@@ -223,6 +224,15 @@ struct Run<'a> {
     next_wake: Option<Instant>,
 }
 
+/// One run of an operator: what its `Derivation` will say.
+struct Attempt<'t> {
+    tenant: &'t str,
+    op: OperatorId,
+    config: Digest,
+    inputs: Vec<RecordId>,
+    attempt: u32,
+}
+
 /// What happened to a stage in this pass.
 enum Step<T> {
     Done(T),
@@ -322,24 +332,42 @@ impl Run<'_> {
         Ok(receipt.records.iter().map(|a| a.id).collect())
     }
 
-    fn derivation(
-        tenant: &str,
-        op: OperatorId,
-        config: Digest,
-        inputs: Vec<RecordId>,
-        outputs: Vec<RecordId>,
+    /// Appends an operator run: its outputs, then its `Derivation` citing
+    /// them, in one batch. Returns the outputs' ids.
+    fn commit(
+        &mut self,
+        run: &Attempt<'_>,
+        mut outputs: Vec<Record>,
         outcome: Outcome,
-        attempt: u32,
-    ) -> Record {
-        Record::Derivation(Derivation {
-            tenant: tenant.to_owned(),
-            operator: op.to_string(),
-            config_hash: config,
-            inputs,
-            outputs,
+    ) -> Result<Vec<RecordId>, DeriveError> {
+        let ids = outputs
+            .iter()
+            .map(|r| encode_with_id(r).map(|(id, _)| id))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(StoreError::from)?;
+        outputs.push(Record::Derivation(Derivation {
+            tenant: run.tenant.to_owned(),
+            operator: run.op.to_string(),
+            config_hash: run.config,
+            inputs: run.inputs.clone(),
+            outputs: ids.clone(),
             outcome,
-            attempt,
-        })
+            attempt: run.attempt,
+        }));
+        self.append(outputs)?;
+        Ok(ids)
+    }
+
+    /// Appends a failed run and schedules its retry.
+    fn commit_failure(
+        &mut self,
+        key: StageKey,
+        run: &Attempt<'_>,
+        error: String,
+    ) -> Result<(), DeriveError> {
+        self.commit(run, Vec::new(), Outcome::Failed { error })?;
+        self.failed(key, run.attempt);
+        Ok(())
     }
 
     fn summary(
@@ -365,9 +393,14 @@ impl Run<'_> {
         if !self.may_run(&key, state.failures) {
             return Ok(Step::NotYet);
         }
-        let attempt = state.failures + 1;
+        let run = Attempt {
+            tenant: &input.block.tenant,
+            op,
+            config,
+            inputs: vec![input.id],
+            attempt: state.failures + 1,
+        };
         self.stats.runs += 1;
-        let tenant = input.block.tenant.as_str();
         let result = self
             .ops
             .summarizer
@@ -375,35 +408,19 @@ impl Run<'_> {
             .and_then(|s| validate::summary(input, s));
         match result {
             Ok(summary) => {
-                let summary_id = strataflow_log::envelope::encode_with_id(&Record::BlockSummary(
-                    summary.clone(),
-                ))
-                .map_err(StoreError::from)?
-                .0;
-                let d = Self::derivation(
-                    tenant,
-                    op,
-                    config,
-                    vec![input.id],
-                    vec![summary_id],
+                let ids = self.commit(
+                    &run,
+                    vec![Record::BlockSummary(summary.clone())],
                     Outcome::Ok,
-                    attempt,
-                );
-                self.append(vec![Record::BlockSummary(summary.clone()), d])?;
-                Ok(Step::Done((summary_id, summary)))
+                )?;
+                let id = ids
+                    .first()
+                    .copied()
+                    .ok_or_else(|| DeriveError::Damaged("summary id lost".into()))?;
+                Ok(Step::Done((id, summary)))
             }
             Err(e) => {
-                let d = Self::derivation(
-                    tenant,
-                    op,
-                    config,
-                    vec![input.id],
-                    vec![],
-                    Outcome::Failed { error: e.0 },
-                    attempt,
-                );
-                self.append(vec![d])?;
-                self.failed(key, attempt);
+                self.commit_failure(key, &run, e.0)?;
                 Ok(Step::NotYet)
             }
         }
@@ -430,27 +447,22 @@ impl Run<'_> {
             }
             return Ok(Step::Done(events));
         }
-        let tenant = input.block.tenant.as_str();
-        let inputs = vec![input.id, summary_id];
+        let run = Attempt {
+            tenant: &input.block.tenant,
+            op,
+            config,
+            inputs: vec![input.id, summary_id],
+            attempt: state.failures + 1,
+        };
         if !summary.should_extract {
             let reason = "the summary found nothing to extract".to_owned();
-            let d = Self::derivation(
-                tenant,
-                op,
-                config,
-                inputs,
-                vec![],
-                Outcome::Skipped { reason },
-                1,
-            );
-            self.append(vec![d])?;
+            self.commit(&run, Vec::new(), Outcome::Skipped { reason })?;
             return Ok(Step::Done(Vec::new()));
         }
         let key = StageKey::Extraction(input.id);
         if !self.may_run(&key, state.failures) {
             return Ok(Step::NotYet);
         }
-        let attempt = state.failures + 1;
         self.stats.runs += 1;
         let previous = self.key_points(neighbours.0)?;
         let next = self.key_points(neighbours.1)?;
@@ -478,39 +490,12 @@ impl Run<'_> {
         });
         match result {
             Ok(events) => {
-                let mut records: Vec<Record> = events.iter().cloned().map(Record::Event).collect();
-                let mut ids = Vec::with_capacity(events.len());
-                for r in &records {
-                    ids.push(
-                        strataflow_log::envelope::encode_with_id(r)
-                            .map_err(StoreError::from)?
-                            .0,
-                    );
-                }
-                records.push(Self::derivation(
-                    tenant,
-                    op,
-                    config,
-                    inputs,
-                    ids.clone(),
-                    Outcome::Ok,
-                    attempt,
-                ));
-                self.append(records)?;
+                let records = events.iter().cloned().map(Record::Event).collect();
+                let ids = self.commit(&run, records, Outcome::Ok)?;
                 Ok(Step::Done(ids.into_iter().zip(events).collect()))
             }
             Err(e) => {
-                let d = Self::derivation(
-                    tenant,
-                    op,
-                    config,
-                    inputs,
-                    vec![],
-                    Outcome::Failed { error: e.0 },
-                    attempt,
-                );
-                self.append(vec![d])?;
-                self.failed(key, attempt);
+                self.commit_failure(key, &run, e.0)?;
                 Ok(Step::NotYet)
             }
         }
@@ -552,49 +537,27 @@ impl Run<'_> {
         if !self.may_run(&key, state.failures) {
             return Ok(());
         }
-        let attempt = state.failures + 1;
         self.stats.runs += 1;
         let result = self
             .ops
             .projector
             .project(&ProjectionInput { tenant, events });
+        let run = Attempt {
+            tenant,
+            op,
+            config,
+            inputs,
+            attempt: state.failures + 1,
+        };
         match result {
             Ok(assertions) => {
-                let assertions: Vec<GraphAssertion> = validate::assertions(&inputs, assertions);
-                let mut records: Vec<Record> =
-                    assertions.into_iter().map(Record::GraphAssertion).collect();
-                let mut ids = Vec::with_capacity(records.len());
-                for r in &records {
-                    ids.push(
-                        strataflow_log::envelope::encode_with_id(r)
-                            .map_err(StoreError::from)?
-                            .0,
-                    );
-                }
-                records.push(Self::derivation(
-                    tenant,
-                    op,
-                    config,
-                    inputs,
-                    ids,
-                    Outcome::Ok,
-                    attempt,
-                ));
-                self.append(records)?;
+                let records = validate::assertions(&run.inputs, assertions)
+                    .into_iter()
+                    .map(Record::GraphAssertion)
+                    .collect();
+                self.commit(&run, records, Outcome::Ok)?;
             }
-            Err(e) => {
-                let d = Self::derivation(
-                    tenant,
-                    op,
-                    config,
-                    inputs,
-                    vec![],
-                    Outcome::Failed { error: e.0 },
-                    attempt,
-                );
-                self.append(vec![d])?;
-                self.failed(key, attempt);
-            }
+            Err(e) => self.commit_failure(key, &run, e.0)?,
         }
         Ok(())
     }

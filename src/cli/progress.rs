@@ -42,17 +42,6 @@ impl Progress {
 
     /// Called after each committed batch.
     pub fn update(&mut self, stats: &IngestStats) {
-        if !self.enabled {
-            return;
-        }
-        let now = Instant::now();
-        if self
-            .last
-            .is_some_and(|l| now.duration_since(l) < self.interval)
-        {
-            return;
-        }
-        self.last = Some(now);
         let secs = self.started.elapsed().as_secs_f64().max(1e-9);
         let line = format!(
             "{}: {} messages stored, {} already stored, {} blocks sealed, {} rejected ({:.0} msg/s)",
