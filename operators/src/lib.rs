@@ -6,6 +6,9 @@
 //!
 //! - [`operator`]: the contract (summarizer, extractor, projector traits,
 //!   operator ids and configuration hashes).
+//! - [`decay`]: block decay by ready-block age and expansion targets (spec §6).
+//! - [`evidence_gate`]: normalizing assessments and checking recorded use
+//!   against the assessed batch (spec §12).
 //! - [`layers`]: the L4 readable and L3 condensed transcripts of a block (spec §4).
 //! - [`sealer`]: cuts a thread's open tail into blocks of N turns.
 //! - [`summarizer`], [`extractor`], [`projector`]: the embedded heuristic
@@ -13,7 +16,10 @@
 //! - [`profile`]: a named choice of one summarizer, extractor and projector,
 //!   and the registry of known operators.
 //! - [`validate`]: the checks every operator output passes before it is stored.
+//! - [`weights`]: effective memory weight with use-only reinforcement (spec §13).
 
+pub mod decay;
+pub mod evidence_gate;
 pub mod extractor;
 pub mod layers;
 pub mod operator;
@@ -23,3 +29,4 @@ pub mod sealer;
 pub mod summarizer;
 pub mod text;
 pub mod validate;
+pub mod weights;

@@ -132,7 +132,7 @@
 //! their times. An edge is only emitted when both endpoints have a Node
 //! assertion and differ. Assertions are sorted: nodes by (type, key), then
 //! edges by (from, to, relation). Finally [`crate::validate::assertions`] and
-//! [`retain_anchored_edges`] drop anything that would fail the acceptance
+//! [`crate::validate::retain_anchored_edges`] drop anything that would fail the acceptance
 //! rule of spec §10.2.
 
 use std::collections::{BTreeMap, BTreeSet};
