@@ -20,12 +20,14 @@
 //! # Ok::<(), strataflow::MemoryError>(())
 //! ```
 
+pub mod eval;
 mod memory;
 
 pub use memory::{
     BlockInfo, DerivationStatus, EventListing, FailureInfo, Memory, MemoryError, OperatorStatus,
-    Stats, ThreadBlocks,
+    ProfileEvents, Stats, ThreadBlocks,
 };
+pub use memory::{Channel, SearchHit, SearchRequest, SearchResponse, Searcher};
 pub use strataflow_log as log;
 pub use strataflow_materializers as materializers;
 pub use strataflow_operators as operators;

@@ -6,8 +6,12 @@
 //!
 //! - [`event_status`]: active / superseded / forgotten per event, from events
 //!   and governance records, plus pins and conflicts.
+//! - [`weights`]: use-only reinforcement per event.
+//! - [`search`]: tokenizer, BM25, RRF, the event and graph-node searches.
 //! - [`graph_state`]: current and historical nodes, facts and edges folded
 //!   from graph assertions.
 
 pub mod event_status;
 pub mod graph_state;
+pub mod search;
+pub mod weights;

@@ -92,6 +92,9 @@ pub enum Command {
     },
     /// The current-state graph: nodes with facts, and edges.
     Graph {
+        /// Tenant.
+        #[arg(long, default_value = "")]
+        tenant: String,
         /// Show the facts and edges valid at this RFC 3339 time instead of the current ones.
         #[arg(long, value_name = "TIME")]
         at: Option<String>,
@@ -102,6 +105,11 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Search memory: events, graph nodes, raw messages, or all fused.
+    Search(SearchArgs),
+    /// Built-in evaluations.
+    #[command(subcommand)]
+    Eval(EvalCommand),
     /// Forget an event (reversible: a new governance record).
     Forget(GovernArgs),
     /// Undo a forget.
@@ -112,6 +120,82 @@ pub enum Command {
     Unpin(GovernArgs),
     /// Recompute every hash, check parents and sequence; exit 4 with the offending ids if not intact.
     Audit {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Which index `search` reads.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum SearchChannel {
+    /// Event cards: BM25 plus structured rankings fused by RRF.
+    Events,
+    /// Graph nodes: BM25F over names, aliases, tags, facts, relations.
+    Graph,
+    /// Raw messages: BM25.
+    Raw,
+    /// The three fused by RRF.
+    All,
+}
+
+/// Arguments of `search`.
+#[derive(Debug, Args)]
+pub struct SearchArgs {
+    /// Where to search.
+    #[arg(value_enum)]
+    pub channel: SearchChannel,
+    /// The query (omit with --queries).
+    pub query: Option<String>,
+    /// Answer every query of a JSONL file (`{"query": …, filters…}` per line), one JSON object per line.
+    #[arg(long, value_name = "FILE", conflicts_with = "query")]
+    pub queries: Option<PathBuf>,
+    /// Tenant.
+    #[arg(long, default_value = "")]
+    pub tenant: String,
+    /// Only this thread.
+    #[arg(long)]
+    pub thread: Option<String>,
+    /// Most hits.
+    #[arg(long)]
+    pub limit: Option<usize>,
+    /// Events with this participant (repeat for several; all must match).
+    #[arg(long = "participant", value_name = "NAME")]
+    pub participants: Vec<String>,
+    /// Event type (decision, release, task_completed, plan, change, cancellation, incident, meeting, collaboration, migration, other).
+    #[arg(long = "type", value_name = "TYPE")]
+    pub event_type: Option<String>,
+    /// Happened no earlier than (date or RFC 3339).
+    #[arg(long)]
+    pub from: Option<String>,
+    /// Happened no later than (date or RFC 3339).
+    #[arg(long)]
+    pub to: Option<String>,
+    /// Order structured matches by time: first or latest.
+    #[arg(long, value_parser = ["first", "latest"])]
+    pub intent: Option<String>,
+    /// Stop before the compact texts exceed this many words.
+    #[arg(long, value_name = "WORDS")]
+    pub budget: Option<usize>,
+    /// Profile.
+    #[arg(long)]
+    pub profile: Option<String>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `eval` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum EvalCommand {
+    /// Retrieval on LoCoMo conversations against gold evidence, beside a raw BM25 baseline.
+    Locomo {
+        /// LoCoMo files (either layout).
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Word budget (repeat for several).
+        #[arg(long = "budget", value_name = "WORDS", default_values_t = [300usize])]
+        budgets: Vec<usize>,
         /// Print JSON.
         #[arg(long)]
         json: bool,

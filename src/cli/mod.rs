@@ -13,10 +13,13 @@ use clap::Parser;
 use strataflow::pipeline::ingest::{IngestError, IngestStats, OnInvalid};
 use strataflow::{Memory, MemoryError};
 
-use args::{Cli, Command, GovernArgs, ImportCommand, IngestArgs};
+use args::{
+    Cli, Command, EvalCommand, GovernArgs, ImportCommand, IngestArgs, SearchArgs, SearchChannel,
+};
 use progress::Progress;
 use strataflow::log::record::{Actor, GovernanceAction};
 use strataflow::materializers::event_status::EventStatus;
+use strataflow::{Channel, SearchRequest};
 
 /// Exit status when input was refused.
 const EXIT_REFUSED: u8 = 3;
@@ -162,9 +165,14 @@ fn run(cli: Cli) -> Result<(), Failure> {
             let events = memory.events(profile.as_deref(), &tenant, thread.as_deref())?;
             render::events(&mut out, &events, json)?;
         }
-        Command::Graph { at, profile, json } => {
+        Command::Graph {
+            tenant,
+            at,
+            profile,
+            json,
+        } => {
             let memory = Memory::open_existing(&dir)?;
-            let graph = memory.graph(profile.as_deref())?;
+            let graph = memory.graph(profile.as_deref(), &tenant)?;
             let graph = match at {
                 Some(text) => {
                     let t = strataflow::log::SourceTime::parse_rfc3339(&text).ok_or_else(|| {
@@ -181,6 +189,15 @@ fn run(cli: Cli) -> Result<(), Failure> {
             };
             render::graph(&mut out, &graph, json)?;
         }
+        Command::Search(a) => search(&mut out, &dir, a)?,
+        Command::Eval(EvalCommand::Locomo {
+            files,
+            budgets,
+            json,
+        }) => {
+            let report = strataflow::eval::locomo::evaluate(&files, &budgets)?;
+            render::eval(&mut out, &report, json)?;
+        }
         Command::Forget(a) => govern(&mut out, &dir, a, GovernanceAction::Forget)?,
         Command::Restore(a) => govern(&mut out, &dir, a, GovernanceAction::Restore)?,
         Command::Pin(a) => govern(&mut out, &dir, a, GovernanceAction::Pin)?,
@@ -196,6 +213,59 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 });
             }
         }
+    }
+    Ok(())
+}
+
+/// `search`: one query, or every line of a queries file.
+fn search(out: &mut dyn Write, dir: &Path, a: SearchArgs) -> Result<(), Failure> {
+    let memory = Memory::open_existing(dir)?;
+    let channel = match a.channel {
+        SearchChannel::Events => Channel::Events,
+        SearchChannel::Graph => Channel::Graph,
+        SearchChannel::Raw => Channel::Raw,
+        SearchChannel::All => Channel::All,
+    };
+    let base = SearchRequest {
+        query: a.query.clone().unwrap_or_default(),
+        thread: a.thread.clone(),
+        limit: a.limit,
+        participants: a.participants.clone(),
+        event_type: a.event_type.clone(),
+        from: a.from.clone(),
+        to: a.to.clone(),
+        intent: a.intent.clone(),
+        budget: a.budget,
+    };
+    let searcher = memory.searcher(a.profile.as_deref(), &a.tenant)?;
+    let call = format!("search {}", channel.name());
+    let Some(file) = &a.queries else {
+        let hits = searcher.search(channel, &base)?;
+        let response = memory.record_batch(&a.tenant, &call, &base, hits)?;
+        return Ok(render::search(out, &response, a.json)?);
+    };
+    let text = std::fs::read_to_string(file).map_err(|e| Failure {
+        message: format!("cannot read {}: {e}", file.display()),
+        status: 1,
+    })?;
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let mut request: SearchRequest = serde_json::from_str(line).map_err(|e| Failure {
+            message: format!("{}:{}: {e}", file.display(), i + 1),
+            status: EXIT_REFUSED,
+        })?;
+        if request.budget.is_none() {
+            request.budget = base.budget;
+        }
+        if request.thread.is_none() {
+            request.thread.clone_from(&base.thread);
+        }
+        let hits = searcher.search(channel, &request)?;
+        let response = memory.record_batch(&a.tenant, &call, &request, hits)?;
+        serde_json::to_writer(&mut *out, &response).map_err(std::io::Error::other)?;
+        writeln!(out)?;
     }
     Ok(())
 }

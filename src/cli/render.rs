@@ -4,11 +4,14 @@ use std::io::{self, Write};
 use std::path::Path;
 use std::time::Duration;
 
+use strataflow::eval::locomo::EvalReport;
 use strataflow::log::{AuditReport, StoredRecord, Timestamp};
 use strataflow::materializers::graph_state::GraphState;
 use strataflow::pipeline::derive::DeriveStats;
 use strataflow::pipeline::ingest::IngestStats;
-use strataflow::{DerivationStatus, EventListing, Memory, MemoryError, Stats, ThreadBlocks};
+use strataflow::{
+    DerivationStatus, EventListing, Memory, MemoryError, SearchResponse, Stats, ThreadBlocks,
+};
 
 fn json_line(out: &mut dyn Write, value: &impl serde::Serialize) -> io::Result<()> {
     serde_json::to_writer_pretty(&mut *out, value).map_err(io::Error::other)?;
@@ -311,4 +314,59 @@ pub fn graph(out: &mut dyn Write, g: &GraphState, json: bool) -> io::Result<()> 
         g.nodes().len(),
         g.edges().len()
     )
+}
+
+/// `search`.
+pub fn search(out: &mut dyn Write, r: &SearchResponse, json: bool) -> io::Result<()> {
+    if json {
+        return json_line(out, r);
+    }
+    for (i, h) in r.hits.iter().enumerate() {
+        writeln!(out, "{:>2}. {} ({:.4})", i + 1, h.reference, h.score)?;
+        writeln!(out, "    {}", h.text)?;
+        if !h.source_messages.is_empty() {
+            writeln!(out, "    from {}", h.source_messages.join(", "))?;
+        }
+    }
+    writeln!(
+        out,
+        "{} hits, {} words; batch {}",
+        r.hits.len(),
+        r.words,
+        r.batch.map_or_else(|| "-".to_owned(), |b| b.to_hex())
+    )
+}
+
+/// `eval locomo`.
+pub fn eval(out: &mut dyn Write, r: &EvalReport, json: bool) -> io::Result<()> {
+    if json {
+        return json_line(out, r);
+    }
+    writeln!(out, "LoCoMo retrieval on {}", r.files.join(", "))?;
+    for b in &r.budgets {
+        writeln!(
+            out,
+            "budget {} words: search all | raw BM25 baseline",
+            b.budget
+        )?;
+        writeln!(
+            out,
+            "  {:<9} {:>4}  {:>6} {:>6} {:>6}  | {:>6} {:>6} {:>6}",
+            "category", "n", "hit", "full", "words", "hit", "full", "words"
+        )?;
+        for (cat, f) in &b.system {
+            let base = b.baseline.get(cat).cloned().unwrap_or_default();
+            writeln!(
+                out,
+                "  {:<9} {:>4}  {:>6.3} {:>6.3} {:>6.1}  | {:>6.3} {:>6.3} {:>6.1}",
+                cat, f.questions, f.hit, f.full, f.mean_words, base.hit, base.full, base.mean_words
+            )?;
+        }
+        writeln!(
+            out,
+            "  category 2, top evidence hit's happened interval contains the gold date: {}/{}",
+            b.temporal_contains, b.temporal_questions
+        )?;
+    }
+    Ok(())
 }

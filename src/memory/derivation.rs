@@ -62,6 +62,16 @@ pub struct EventListing {
     pub conflicts_with: Vec<RecordId>,
 }
 
+/// A profile's events: `(id, thread, event)` in thread and block order, and
+/// the external ids of the messages seen.
+#[derive(Clone, Debug, Default)]
+pub struct ProfileEvents {
+    /// The events.
+    pub events: Vec<(RecordId, String, Event)>,
+    /// Message id → external id.
+    pub external: BTreeMap<RecordId, String>,
+}
+
 /// Derivation state of one operator over the data directory.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct OperatorStatus {
@@ -258,18 +268,16 @@ impl Memory {
         Ok(out)
     }
 
-    /// The events a profile's extractor produced, in thread and block order,
-    /// with their status.
-    pub fn events(
+    /// The events a profile's extractor produced for a tenant, in thread
+    /// and block order, with the external ids of the tenant's messages.
+    pub fn profile_events(
         &self,
         profile: Option<&str>,
         tenant: &str,
         thread: Option<&str>,
-    ) -> Result<Vec<EventListing>, MemoryError> {
+    ) -> Result<ProfileEvents, MemoryError> {
         let (_, ops) = self.operators(profile)?;
-        let status = self.event_status()?;
-        let mut external: BTreeMap<RecordId, String> = BTreeMap::new();
-        let mut out = Vec::new();
+        let mut out = ProfileEvents::default();
         for (t, th, _) in self.store.thread_heads()? {
             if t != tenant || thread.is_some_and(|x| x != th) {
                 continue;
@@ -278,7 +286,7 @@ impl Memory {
                 let (_, kind, id) = entry?;
                 if kind == RecordKind::Message {
                     if let Some(Record::Message(m)) = self.store.get(&id)?.map(|s| s.record) {
-                        external.insert(id, m.external_id);
+                        out.external.insert(id, m.external_id);
                     }
                     continue;
                 }
@@ -293,15 +301,30 @@ impl Memory {
                     None,
                 )?;
                 for event_id in s.done.map(|d| d.outputs).unwrap_or_default() {
-                    let Some(Record::Event(e)) = self.store.get(&event_id)?.map(|s| s.record)
-                    else {
-                        continue;
-                    };
-                    out.push(listing(event_id, &th, &e, &external, &status));
+                    if let Some(Record::Event(e)) = self.store.get(&event_id)?.map(|s| s.record) {
+                        out.events.push((event_id, th.clone(), e));
+                    }
                 }
             }
         }
         Ok(out)
+    }
+
+    /// The events a profile's extractor produced, in thread and block order,
+    /// with their status.
+    pub fn events(
+        &self,
+        profile: Option<&str>,
+        tenant: &str,
+        thread: Option<&str>,
+    ) -> Result<Vec<EventListing>, MemoryError> {
+        let found = self.profile_events(profile, tenant, thread)?;
+        let status = self.event_status()?;
+        Ok(found
+            .events
+            .iter()
+            .map(|(id, th, e)| listing(*id, th, e, &found.external, &status))
+            .collect())
     }
 
     /// The status view over every event and governance record.
@@ -318,9 +341,10 @@ impl Memory {
         Ok(EventStatusView::fold(&events, &governance))
     }
 
-    /// The graph a profile's projector built (from every assertion of
-    /// that projector), leaving out what only forgotten events support.
-    pub fn graph(&self, profile: Option<&str>) -> Result<GraphState, MemoryError> {
+    /// The graph a profile's projector built for a tenant (from every
+    /// assertion of that projector), leaving out what only forgotten events
+    /// support.
+    pub fn graph(&self, profile: Option<&str>, tenant: &str) -> Result<GraphState, MemoryError> {
         let (_, ops) = self.operators(profile)?;
         let projector = ops.projector.id().to_string();
         let config = ops.projector.config_hash();
@@ -328,7 +352,11 @@ impl Memory {
         for entry in self.store.ids_of_kind(RecordKind::Derivation) {
             let (_, id) = entry?;
             if let Some(Record::Derivation(d)) = self.store.get(&id)?.map(|s| s.record) {
-                if d.operator == projector && d.config_hash == config && d.outcome == Outcome::Ok {
+                if d.tenant == tenant
+                    && d.operator == projector
+                    && d.config_hash == config
+                    && d.outcome == Outcome::Ok
+                {
                     assertion_ids.extend(d.outputs);
                 }
             }

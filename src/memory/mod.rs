@@ -15,8 +15,10 @@ use strataflow_pipeline::source::{SourceError, SourceItem, locomo};
 
 mod derivation;
 mod governance;
+mod search;
 
-pub use derivation::{DerivationStatus, EventListing, FailureInfo, OperatorStatus};
+pub use derivation::{DerivationStatus, EventListing, FailureInfo, OperatorStatus, ProfileEvents};
+pub use search::{Channel, SearchHit, SearchRequest, SearchResponse, Searcher};
 
 /// Configuration key of the block size in turns.
 const BLOCK_TURNS: &str = "block_turns";

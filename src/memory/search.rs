@@ -1,0 +1,544 @@
+//! The query side of a [`Memory`]: search over events, graph nodes and raw
+//! messages, fused by RRF, with a word budget; every search is recorded as a
+//! retrieval batch.
+//!
+//! A [`Searcher`] holds the indexes of one tenant under one profile; build
+//! it once to answer many queries (`search --queries`, `eval`).
+
+use std::collections::BTreeMap;
+
+use strataflow_log::record::{EvidenceRef, Precision, Record, RecordKind, RefKind, Retrieval};
+use strataflow_log::{Durability, RecordId, Timestamp};
+use strataflow_materializers::event_status::{EventStatus, EventStatusView};
+use strataflow_materializers::graph_state::GraphState;
+use strataflow_materializers::search::bm25::Bm25Index;
+use strataflow_materializers::search::events::{EventDoc, EventIndex, EventQuery, Intent};
+use strataflow_materializers::search::graph::GraphIndex;
+use strataflow_materializers::search::rrf::{RRF_K, rrf};
+use strataflow_materializers::search::tokenizer::{tokens, weighted_tokens};
+use strataflow_operators::text::clip;
+
+use super::{Memory, MemoryError};
+
+/// Which index a search reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Channel {
+    /// Event cards (BM25 + structured rankings, RRF).
+    Events,
+    /// Graph nodes (BM25F).
+    Graph,
+    /// Raw messages (BM25).
+    Raw,
+    /// The three fused by RRF.
+    All,
+}
+
+impl Channel {
+    /// The name used in the CLI and in retrieval records.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Events => "events",
+            Self::Graph => "graph",
+            Self::Raw => "raw",
+            Self::All => "all",
+        }
+    }
+}
+
+/// A search.
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct SearchRequest {
+    /// Query text.
+    pub query: String,
+    /// Only this thread.
+    pub thread: Option<String>,
+    /// Most hits (per channel for `all` with a budget); default 6 events,
+    /// 8 graph nodes, 6 messages, 8 fused.
+    pub limit: Option<usize>,
+    /// Every one must be a participant.
+    pub participants: Vec<String>,
+    /// Event type (fuzzy).
+    #[serde(rename = "type")]
+    pub event_type: Option<String>,
+    /// Happened no earlier than (RFC 3339).
+    pub from: Option<String>,
+    /// Happened no later than (RFC 3339).
+    pub to: Option<String>,
+    /// `first` or `latest`.
+    pub intent: Option<String>,
+    /// Stop before the compact texts exceed this many words.
+    pub budget: Option<usize>,
+}
+
+/// One hit.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct SearchHit {
+    /// `event:<id>`, `node:<id>`, `msg:<id>`.
+    #[serde(rename = "ref")]
+    pub reference: String,
+    /// event / node / message.
+    pub kind: &'static str,
+    /// Ranking score (BM25, or RRF for fused results): ranking only, not confidence.
+    pub score: f64,
+    /// Compact text.
+    pub text: String,
+    /// Words in the compact text.
+    pub words: usize,
+    /// External ids of the messages the text states.
+    pub source_messages: Vec<String>,
+    /// Thread.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thread: Option<String>,
+    /// Event title.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// Event happened start.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub happened_start: Option<Timestamp>,
+    /// Event happened end.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub happened_end: Option<Timestamp>,
+    /// Event time precision.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub precision: Option<Precision>,
+    /// Event participants.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub participants: Vec<String>,
+    /// Block of the event or message.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub block: Option<RecordId>,
+    #[serde(skip)]
+    target: Option<EvidenceRef>,
+}
+
+/// A search's answer.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct SearchResponse {
+    /// The retrieval batch recorded for it (none when not recorded).
+    pub batch: Option<RecordId>,
+    /// Hits in rank order.
+    pub hits: Vec<SearchHit>,
+    /// Words of all compact texts.
+    pub words: usize,
+}
+
+/// A raw message in the raw index.
+struct RawDoc {
+    id: RecordId,
+    external_id: String,
+    thread: String,
+    text: String,
+}
+
+/// The indexes of one tenant under one profile.
+pub struct Searcher {
+    events: EventIndex,
+    event_threads: BTreeMap<RecordId, String>,
+    external: BTreeMap<RecordId, String>,
+    graph: GraphState,
+    graph_index: GraphIndex,
+    raw: Bm25Index,
+    raw_docs: Vec<RawDoc>,
+}
+
+impl Memory {
+    /// Builds the search indexes of a tenant under a profile.
+    pub fn searcher(&self, profile: Option<&str>, tenant: &str) -> Result<Searcher, MemoryError> {
+        let status: EventStatusView = self.event_status()?;
+        let found = self.profile_events(profile, tenant, None)?;
+        let mut events = EventIndex::new();
+        let mut event_threads = BTreeMap::new();
+        for (id, thread, event) in found.events {
+            let st = status.get(&id).map_or(EventStatus::Active, |s| s.status);
+            event_threads.insert(id, thread.clone());
+            events.insert(EventDoc {
+                id,
+                event,
+                status: st,
+                thread,
+                weight: 1.0,
+            });
+        }
+        let mut raw = Bm25Index::new();
+        let mut raw_docs = Vec::new();
+        for (t, thread, _) in self.store.thread_heads()? {
+            if t != tenant {
+                continue;
+            }
+            for entry in self.store.thread_records(&t, &thread, 0) {
+                let (_, kind, id) = entry?;
+                if kind != RecordKind::Message {
+                    continue;
+                }
+                if let Some(Record::Message(m)) = self.store.get(&id)?.map(|s| s.record) {
+                    let speaker = m
+                        .speaker
+                        .clone()
+                        .unwrap_or_else(|| m.role.label().to_owned());
+                    let text = format!("{speaker}: {}", m.content);
+                    raw.add(&weighted_tokens(&[
+                        (speaker.as_str(), 1),
+                        (m.content.as_str(), 1),
+                    ]));
+                    raw_docs.push(RawDoc {
+                        id,
+                        external_id: m.external_id,
+                        thread: thread.clone(),
+                        text: format!(
+                            "{} [said {}]",
+                            clip(&text, 500),
+                            m.time.to_rfc3339().get(..10).unwrap_or_default()
+                        ),
+                    });
+                }
+            }
+        }
+        let graph = self.graph(profile, tenant)?;
+        Ok(Searcher {
+            events,
+            event_threads,
+            external: found.external,
+            graph_index: GraphIndex::build(&graph),
+            graph,
+            raw,
+            raw_docs,
+        })
+    }
+
+    /// Runs a search and records it as a retrieval batch.
+    pub fn search(
+        &self,
+        profile: Option<&str>,
+        tenant: &str,
+        channel: Channel,
+        request: &SearchRequest,
+    ) -> Result<SearchResponse, MemoryError> {
+        let searcher = self.searcher(profile, tenant)?;
+        let hits = searcher.search(channel, request)?;
+        self.record_batch(tenant, &format!("search {}", channel.name()), request, hits)
+    }
+
+    /// Records hits as a retrieval batch.
+    pub fn record_batch(
+        &self,
+        tenant: &str,
+        call: &str,
+        request: &SearchRequest,
+        hits: Vec<SearchHit>,
+    ) -> Result<SearchResponse, MemoryError> {
+        let filters = serde_json::to_value(request)
+            .map(|v| strataflow_pipeline::source::canonical_json(&v))
+            .unwrap_or_default();
+        let record = Record::Retrieval(Retrieval {
+            tenant: tenant.to_owned(),
+            ordinal: self.store.count(RecordKind::Retrieval)? + 1,
+            call: call.to_owned(),
+            query: request.query.clone(),
+            filters,
+            refs: hits.iter().filter_map(|h| h.target.clone()).collect(),
+        });
+        let receipt = self.store.append(&[record], Durability::Sync)?;
+        let words = hits.iter().map(|h| h.words).sum();
+        Ok(SearchResponse {
+            batch: receipt.records.first().map(|a| a.id),
+            hits,
+            words,
+        })
+    }
+}
+
+/// The query without English stop words ("when did Caroline go to the
+/// support group" → "Caroline support group"), unless nothing would remain.
+/// Used by `all`, whose channels otherwise rank on "did", "the", "to"…
+fn focus(query: &str) -> String {
+    let kept: Vec<&str> = query
+        .split(|c: char| !c.is_alphanumeric() && c != '\'')
+        .filter(|w| !w.is_empty() && !strataflow_operators::text::is_stop_word(&w.to_lowercase()))
+        .collect();
+    if kept.is_empty() {
+        query.to_owned()
+    } else {
+        kept.join(" ")
+    }
+}
+
+fn word_count(text: &str) -> usize {
+    text.split_whitespace().count()
+}
+
+fn parse_time(field: &str, text: Option<&str>) -> Result<Option<Timestamp>, MemoryError> {
+    let Some(text) = text else { return Ok(None) };
+    if let Some(t) = strataflow_log::SourceTime::parse_rfc3339(text) {
+        return Ok(Some(t.instant()));
+    }
+    // A bare date means that whole day: from its start, to its end.
+    let day = chrono::NaiveDate::parse_from_str(text.trim(), "%Y-%m-%d").map_err(|_| {
+        MemoryError::Invalid(format!(
+            "--{field} `{text}` is not a date (2023-05-08) or an RFC 3339 time"
+        ))
+    })?;
+    let start = day
+        .and_hms_opt(0, 0, 0)
+        .map(|t| t.and_utc().timestamp_millis());
+    let ms = match (field, start) {
+        ("to", Some(s)) => s + 86_400_000 - 1,
+        (_, Some(s)) => s,
+        _ => return Ok(None),
+    };
+    Ok(Some(Timestamp(ms)))
+}
+
+impl Searcher {
+    /// Events in the index.
+    pub fn event_count(&self) -> usize {
+        self.events.len()
+    }
+
+    /// Hits of one channel (or all, fused), cut by the budget.
+    pub fn search(
+        &self,
+        channel: Channel,
+        r: &SearchRequest,
+    ) -> Result<Vec<SearchHit>, MemoryError> {
+        let per_channel = match (channel, r.budget) {
+            (Channel::All, Some(_)) => Some(20),
+            (Channel::All, None) => Some(20),
+            _ => r.limit,
+        };
+        let mut hits = match channel {
+            Channel::Events => self.events(r, per_channel)?,
+            Channel::Graph => self.nodes(r, per_channel),
+            Channel::Raw => self.raw(r, per_channel),
+            Channel::All => {
+                let focused = SearchRequest {
+                    query: focus(&r.query),
+                    ..r.clone()
+                };
+                let r = &focused;
+                let lists = [
+                    self.events(r, per_channel)?,
+                    self.nodes(r, per_channel),
+                    self.raw(r, per_channel),
+                ];
+                let rankings: Vec<Vec<String>> = lists
+                    .iter()
+                    .map(|l| l.iter().map(|h| h.reference.clone()).collect())
+                    .collect();
+                let mut by_ref: BTreeMap<String, SearchHit> = BTreeMap::new();
+                for h in lists.into_iter().flatten() {
+                    by_ref.entry(h.reference.clone()).or_insert(h);
+                }
+                // A hit whose messages are all stated by earlier hits adds
+                // nothing but words: the raw message behind an event, or an
+                // event already quoted.
+                let mut fused: Vec<SearchHit> = Vec::new();
+                let mut covered: Vec<String> = Vec::new();
+                for (reference, score) in rrf(&rankings, RRF_K) {
+                    if let Some(mut h) = by_ref.remove(&reference) {
+                        let new = h.source_messages.is_empty()
+                            || h.source_messages.iter().any(|m| !covered.contains(m));
+                        if !new {
+                            continue;
+                        }
+                        covered.extend(h.source_messages.iter().cloned());
+                        h.score = score;
+                        fused.push(h);
+                    }
+                }
+                if r.budget.is_none() {
+                    fused.truncate(r.limit.unwrap_or(8).clamp(1, 60));
+                }
+                fused
+            }
+        };
+        if let Some(budget) = r.budget {
+            let mut used = 0usize;
+            let mut kept = Vec::new();
+            for h in hits {
+                if used + h.words > budget {
+                    break;
+                }
+                used += h.words;
+                kept.push(h);
+            }
+            hits = kept;
+        }
+        Ok(hits)
+    }
+
+    fn events(
+        &self,
+        r: &SearchRequest,
+        limit: Option<usize>,
+    ) -> Result<Vec<SearchHit>, MemoryError> {
+        let intent = match r.intent.as_deref() {
+            None => None,
+            Some("first") => Some(Intent::First),
+            Some("latest") => Some(Intent::Latest),
+            Some(other) => {
+                return Err(MemoryError::Invalid(format!(
+                    "--intent `{other}`: expected first or latest"
+                )));
+            }
+        };
+        let q = EventQuery {
+            text: r.query.clone(),
+            limit: limit.unwrap_or(6),
+            participants: r.participants.clone(),
+            event_type: r.event_type.clone(),
+            from: parse_time("from", r.from.as_deref())?,
+            to: parse_time("to", r.to.as_deref())?,
+            intent,
+            thread: r.thread.clone(),
+        };
+        let mut out = Vec::new();
+        for (id, score) in self.events.search(&q) {
+            let Some(doc) = self.events.get(&id) else {
+                continue;
+            };
+            let e = &doc.event;
+            let when = match (e.temporal.happened_start, e.temporal.happened_end) {
+                (Some(s), Some(t)) if s.to_rfc3339().get(..10) == t.to_rfc3339().get(..10) => {
+                    format!("happened {}", s.to_rfc3339().get(..10).unwrap_or_default())
+                }
+                (Some(s), Some(t)) => format!(
+                    "happened {} to {}",
+                    s.to_rfc3339().get(..10).unwrap_or_default(),
+                    t.to_rfc3339().get(..10).unwrap_or_default()
+                ),
+                _ => format!(
+                    "said {}",
+                    e.temporal
+                        .mentioned_at
+                        .to_rfc3339()
+                        .get(..10)
+                        .unwrap_or_default()
+                ),
+            };
+            let text = format!("{} [{when}]", e.summary);
+            out.push(SearchHit {
+                reference: format!("event:{id}"),
+                kind: "event",
+                score,
+                words: word_count(&text),
+                text,
+                source_messages: e
+                    .source_messages
+                    .iter()
+                    .map(|m| self.external.get(m).cloned().unwrap_or_else(|| m.to_hex()))
+                    .collect(),
+                thread: self.event_threads.get(&id).cloned(),
+                title: Some(e.title.clone()),
+                happened_start: e.temporal.happened_start,
+                happened_end: e.temporal.happened_end,
+                precision: Some(e.temporal.precision),
+                participants: e.temporal.participants.clone(),
+                block: Some(e.block),
+                target: Some(EvidenceRef {
+                    kind: RefKind::Event,
+                    id,
+                    level: None,
+                }),
+            });
+        }
+        Ok(out)
+    }
+
+    fn nodes(&self, r: &SearchRequest, limit: Option<usize>) -> Vec<SearchHit> {
+        let mut out = Vec::new();
+        for hit in self.graph_index.search(&r.query, limit.unwrap_or(8)) {
+            let Some(node) = self.graph.node(&hit.key) else {
+                continue;
+            };
+            let current: Vec<_> = node.facts.iter().filter(|f| f.current).collect();
+            let facts: Vec<String> = current
+                .iter()
+                .map(|f| format!("{}: {}", f.key, f.values.join(", ")))
+                .collect();
+            let text = clip(
+                &format!("{} ({:?}): {}", node.name, node.node_type, facts.join("; ")),
+                300,
+            );
+            let mut messages: Vec<String> = Vec::new();
+            let shown: Vec<RecordId> = current
+                .iter()
+                .flat_map(|f| f.source_events.iter().copied())
+                .collect();
+            for e in shown {
+                if let Some(doc) = self.events.get(&e) {
+                    for m in &doc.event.source_messages {
+                        let ext = self.external.get(m).cloned().unwrap_or_else(|| m.to_hex());
+                        if !messages.contains(&ext) {
+                            messages.push(ext);
+                        }
+                    }
+                }
+            }
+            let id = node.assertions.first().copied().unwrap_or_default();
+            out.push(SearchHit {
+                reference: format!("node:{id}"),
+                kind: "node",
+                score: hit.score,
+                words: word_count(&text),
+                text,
+                source_messages: messages,
+                thread: None,
+                title: Some(node.name.clone()),
+                happened_start: None,
+                happened_end: None,
+                precision: None,
+                participants: Vec::new(),
+                block: None,
+                target: Some(EvidenceRef {
+                    kind: RefKind::Node,
+                    id,
+                    level: None,
+                }),
+            });
+        }
+        out
+    }
+
+    fn raw(&self, r: &SearchRequest, limit: Option<usize>) -> Vec<SearchHit> {
+        let q = tokens(&r.query);
+        let thread = r.thread.as_deref();
+        let ranked = if thread.is_some() {
+            self.raw.search(&q, &|doc| {
+                self.raw_docs
+                    .get(doc as usize)
+                    .is_some_and(|d| Some(d.thread.as_str()) == thread)
+            })
+        } else {
+            self.raw.search_all(&q)
+        };
+        ranked
+            .into_iter()
+            .take(limit.unwrap_or(6).clamp(1, 60))
+            .filter_map(|(doc, score)| {
+                let d = self.raw_docs.get(doc as usize)?;
+                Some(SearchHit {
+                    reference: format!("msg:{}", d.id),
+                    kind: "message",
+                    score,
+                    words: word_count(&d.text),
+                    text: d.text.clone(),
+                    source_messages: vec![d.external_id.clone()],
+                    thread: Some(d.thread.clone()),
+                    title: None,
+                    happened_start: None,
+                    happened_end: None,
+                    precision: None,
+                    participants: Vec::new(),
+                    block: None,
+                    target: Some(EvidenceRef {
+                        kind: RefKind::Message,
+                        id: d.id,
+                        level: None,
+                    }),
+                })
+            })
+            .collect()
+    }
+}
