@@ -24,6 +24,9 @@ pub mod eval;
 mod memory;
 
 pub use memory::{
+    AssessOutcome, BlockView, ExpandedEvent, ExpandedNode, SourceMessage, UseOutcome,
+};
+pub use memory::{
     BlockInfo, DerivationStatus, EventListing, FailureInfo, Memory, MemoryError, OperatorStatus,
     ProfileEvents, Stats, ThreadBlocks,
 };

@@ -4,6 +4,7 @@
 //! fold: the same records give the same view whatever order the log holds
 //! them in.
 //!
+//! - [`block_levels`]: decayed detail level of every ready block.
 //! - [`event_status`]: active / superseded / forgotten per event, from events
 //!   and governance records, plus pins and conflicts.
 //! - [`weights`]: use-only reinforcement per event.
@@ -11,6 +12,7 @@
 //! - [`graph_state`]: current and historical nodes, facts and edges folded
 //!   from graph assertions.
 
+pub mod block_levels;
 pub mod event_status;
 pub mod graph_state;
 pub mod search;

@@ -107,6 +107,59 @@ pub enum Command {
     },
     /// Search memory: events, graph nodes, raw messages, or all fused.
     Search(SearchArgs),
+    /// Expand an event, a graph node or a block (each a retrieval batch).
+    #[command(subcommand)]
+    Expand(ExpandCommand),
+    /// Ready blocks at their decayed levels.
+    Context {
+        /// Only this thread.
+        #[arg(long)]
+        thread: Option<String>,
+        /// Tenant.
+        #[arg(long, default_value = "")]
+        tenant: String,
+        /// Profile.
+        #[arg(long)]
+        profile: Option<String>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Assess a retrieval batch (the five-field evidence gate).
+    Assess {
+        /// The batch (id or prefix).
+        #[arg(long)]
+        batch: String,
+        /// sufficient, partial or wrong.
+        #[arg(long)]
+        verdict: String,
+        /// Refs of the batch that are evidence (repeat).
+        #[arg(long = "evidence", value_name = "REF")]
+        evidence: Vec<String>,
+        /// How the evidence fits the question.
+        #[arg(long, default_value = "")]
+        fit: String,
+        /// What is still missing.
+        #[arg(long, default_value = "")]
+        missing: String,
+        /// Next step: answer, search_events, expand_event, search_graph, expand_graph_node, search_raw_memory, expand_block…
+        #[arg(long)]
+        next: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Record refs of a sufficiently assessed batch as used (reinforces their events).
+    Use {
+        /// The batch (id or prefix).
+        #[arg(long)]
+        batch: String,
+        /// Refs adopted by the batch's sufficient assessment.
+        refs: Vec<String>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Built-in evaluations.
     #[command(subcommand)]
     Eval(EvalCommand),
@@ -183,6 +236,50 @@ pub struct SearchArgs {
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `expand` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum ExpandCommand {
+    /// The full card of an event, with quotes, narrative and source messages.
+    Event {
+        /// Event id or prefix.
+        id: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// A graph node (by an assertion id) with its facts and edges.
+    Node {
+        /// Assertion id or prefix (the `node:` ref of a search hit).
+        id: String,
+        /// Facts and edges valid at this RFC 3339 time.
+        #[arg(long)]
+        at: Option<String>,
+        /// Tenant.
+        #[arg(long, default_value = "")]
+        tenant: String,
+        /// Profile.
+        #[arg(long)]
+        profile: Option<String>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// A block at a level; later decay starts from that level.
+    Block {
+        /// Block id or prefix.
+        id: String,
+        /// L0…L5, next or raw.
+        #[arg(long, default_value = "next")]
+        level: String,
+        /// Profile.
+        #[arg(long)]
+        profile: Option<String>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// `eval` subcommands.

@@ -14,11 +14,14 @@ use strataflow::pipeline::ingest::{IngestError, IngestStats, OnInvalid};
 use strataflow::{Memory, MemoryError};
 
 use args::{
-    Cli, Command, EvalCommand, GovernArgs, ImportCommand, IngestArgs, SearchArgs, SearchChannel,
+    Cli, Command, EvalCommand, ExpandCommand, GovernArgs, ImportCommand, IngestArgs, SearchArgs,
+    SearchChannel,
 };
 use progress::Progress;
 use strataflow::log::record::{Actor, GovernanceAction};
 use strataflow::materializers::event_status::EventStatus;
+use strataflow::operators::decay::parse_expand_target;
+use strataflow::operators::evidence_gate::AssessmentInput;
 use strataflow::{Channel, SearchRequest};
 
 /// Exit status when input was refused.
@@ -190,6 +193,42 @@ fn run(cli: Cli) -> Result<(), Failure> {
             render::graph(&mut out, &graph, json)?;
         }
         Command::Search(a) => search(&mut out, &dir, a)?,
+        Command::Expand(e) => expand(&mut out, &dir, e)?,
+        Command::Context {
+            thread,
+            tenant,
+            profile,
+            json,
+        } => {
+            let memory = Memory::open_existing(&dir)?;
+            let blocks = memory.context(profile.as_deref(), &tenant, thread.as_deref())?;
+            render::blocks_at_levels(&mut out, &blocks, json)?;
+        }
+        Command::Assess {
+            batch,
+            verdict,
+            evidence,
+            fit,
+            missing,
+            next,
+            json,
+        } => {
+            let memory = Memory::open_existing(&dir)?;
+            let input = AssessmentInput {
+                verdict,
+                evidence,
+                fit,
+                missing,
+                next,
+            };
+            let outcome = memory.assess(&batch, &input)?;
+            render::assessment(&mut out, &outcome, json)?;
+        }
+        Command::Use { batch, refs, json } => {
+            let memory = Memory::open_existing(&dir)?;
+            let outcome = memory.use_refs(&batch, &refs)?;
+            render::used(&mut out, &outcome, json)?;
+        }
         Command::Eval(EvalCommand::Locomo {
             files,
             budgets,
@@ -212,6 +251,52 @@ fn run(cli: Cli) -> Result<(), Failure> {
                     status: EXIT_AUDIT_FAILED,
                 });
             }
+        }
+    }
+    Ok(())
+}
+
+/// `expand event|node|block`.
+fn expand(out: &mut dyn Write, dir: &Path, e: ExpandCommand) -> Result<(), Failure> {
+    let memory = Memory::open_existing(dir)?;
+    match e {
+        ExpandCommand::Event { id, json } => {
+            let x = memory.expand_event(&id)?;
+            render::expanded_event(out, &x, json)?;
+        }
+        ExpandCommand::Node {
+            id,
+            at,
+            tenant,
+            profile,
+            json,
+        } => {
+            let at = match at {
+                Some(text) => Some(
+                    strataflow::log::SourceTime::parse_rfc3339(&text)
+                        .ok_or_else(|| Failure {
+                            message: format!("--at `{text}` is not an RFC 3339 time"),
+                            status: 2,
+                        })?
+                        .instant(),
+                ),
+                None => None,
+            };
+            let x = memory.expand_node(profile.as_deref(), &tenant, &id, at)?;
+            render::expanded_node(out, &x, json)?;
+        }
+        ExpandCommand::Block {
+            id,
+            level,
+            profile,
+            json,
+        } => {
+            let target = parse_expand_target(&level).ok_or_else(|| Failure {
+                message: format!("--level `{level}`: expected L0…L5, next or raw"),
+                status: 2,
+            })?;
+            let x = memory.expand_block(profile.as_deref(), &id, target)?;
+            render::blocks_at_levels(out, std::slice::from_ref(&x), json)?;
         }
     }
     Ok(())

@@ -10,7 +10,8 @@ use strataflow::materializers::graph_state::GraphState;
 use strataflow::pipeline::derive::DeriveStats;
 use strataflow::pipeline::ingest::IngestStats;
 use strataflow::{
-    DerivationStatus, EventListing, Memory, MemoryError, SearchResponse, Stats, ThreadBlocks,
+    AssessOutcome, BlockView, DerivationStatus, EventListing, ExpandedEvent, ExpandedNode, Memory,
+    MemoryError, SearchResponse, Stats, ThreadBlocks, UseOutcome,
 };
 
 fn json_line(out: &mut dyn Write, value: &impl serde::Serialize) -> io::Result<()> {
@@ -367,6 +368,122 @@ pub fn eval(out: &mut dyn Write, r: &EvalReport, json: bool) -> io::Result<()> {
             "  category 2, top evidence hit's happened interval contains the gold date: {}/{}",
             b.temporal_contains, b.temporal_questions
         )?;
+    }
+    Ok(())
+}
+
+/// `context` and `expand block`.
+pub fn blocks_at_levels(out: &mut dyn Write, blocks: &[BlockView], json: bool) -> io::Result<()> {
+    if json {
+        return json_line(out, &blocks);
+    }
+    for b in blocks {
+        writeln!(
+            out,
+            "== block {} ({} turns {}-{}) age {} · L{} {}{}",
+            b.block.short(),
+            b.thread,
+            b.turns.0,
+            b.turns.1,
+            b.age,
+            b.level,
+            b.label,
+            b.batch
+                .map(|id| format!(" · batch {}", id.short()))
+                .unwrap_or_default()
+        )?;
+        writeln!(out, "{}", b.content)?;
+    }
+    Ok(())
+}
+
+/// `assess`.
+pub fn assessment(out: &mut dyn Write, a: &AssessOutcome, json: bool) -> io::Result<()> {
+    if json {
+        return json_line(out, a);
+    }
+    writeln!(
+        out,
+        "batch {}: {} (next: {}){}",
+        a.batch.short(),
+        format!("{:?}", a.verdict).to_lowercase(),
+        a.next,
+        if a.missing.is_empty() {
+            String::new()
+        } else {
+            format!("; missing: {}", a.missing)
+        }
+    )?;
+    for r in &a.evidence {
+        writeln!(out, "  adopted {r}")?;
+    }
+    for (r, why) in &a.rejected {
+        writeln!(out, "  rejected {r}: {why}")?;
+    }
+    Ok(())
+}
+
+/// `use`.
+pub fn used(out: &mut dyn Write, u: &UseOutcome, json: bool) -> io::Result<()> {
+    if json {
+        return json_line(out, u);
+    }
+    writeln!(
+        out,
+        "recorded {} ref(s) of batch {} (receipt {}); reinforced {} event(s)",
+        u.refs.len(),
+        u.batch.short(),
+        u.receipt.short(),
+        u.events.len()
+    )
+}
+
+/// `expand event`.
+pub fn expanded_event(out: &mut dyn Write, x: &ExpandedEvent, json: bool) -> io::Result<()> {
+    if json {
+        return json_line(out, x);
+    }
+    writeln!(
+        out,
+        "event {} [{}] weight {:.3}",
+        x.id.short(),
+        format!("{:?}", x.status).to_lowercase(),
+        x.weight
+    )?;
+    writeln!(out, "{}", x.event.narrative)?;
+    for q in &x.event.quotes {
+        writeln!(out, "  > {q}")?;
+    }
+    for m in &x.source_messages {
+        writeln!(
+            out,
+            "  {} {} ({}): {}",
+            m.id,
+            m.speaker,
+            m.time.to_rfc3339(),
+            m.content
+        )?;
+    }
+    Ok(())
+}
+
+/// `expand node`.
+pub fn expanded_node(out: &mut dyn Write, x: &ExpandedNode, json: bool) -> io::Result<()> {
+    if json {
+        return json_line(out, x);
+    }
+    writeln!(out, "{:?} {}", x.node.node_type, x.node.name)?;
+    for f in &x.node.facts {
+        writeln!(
+            out,
+            "  {} {}: {}",
+            if f.current { "*" } else { " " },
+            f.key,
+            f.values.join(", ")
+        )?;
+    }
+    for e in &x.edges {
+        writeln!(out, "  {} -[{}]-> {}", e.from.name, e.relation, e.to.name)?;
     }
     Ok(())
 }

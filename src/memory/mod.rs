@@ -14,10 +14,14 @@ use strataflow_pipeline::source::jsonl::JsonlReader;
 use strataflow_pipeline::source::{SourceError, SourceItem, locomo};
 
 mod derivation;
+mod evidence;
+mod expand;
 mod governance;
 mod search;
 
 pub use derivation::{DerivationStatus, EventListing, FailureInfo, OperatorStatus, ProfileEvents};
+pub use evidence::{AssessOutcome, UseOutcome};
+pub use expand::{BlockView, ExpandedEvent, ExpandedNode, SourceMessage};
 pub use search::{Channel, SearchHit, SearchRequest, SearchResponse, Searcher};
 
 /// Configuration key of the block size in turns.

@@ -113,6 +113,28 @@ pub struct SearchHit {
     target: Option<EvidenceRef>,
 }
 
+impl SearchHit {
+    /// The hit an expansion records for its target.
+    pub(crate) fn expansion(target: EvidenceRef) -> Self {
+        Self {
+            reference: strataflow_operators::evidence_gate::format_ref(&target),
+            kind: "expansion",
+            score: 0.0,
+            text: String::new(),
+            words: 0,
+            source_messages: Vec::new(),
+            thread: None,
+            title: None,
+            happened_start: None,
+            happened_end: None,
+            precision: None,
+            participants: Vec::new(),
+            block: None,
+            target: Some(target),
+        }
+    }
+}
+
 /// A search's answer.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct SearchResponse {
@@ -147,6 +169,7 @@ impl Memory {
     /// Builds the search indexes of a tenant under a profile.
     pub fn searcher(&self, profile: Option<&str>, tenant: &str) -> Result<Searcher, MemoryError> {
         let status: EventStatusView = self.event_status()?;
+        let weights = self.weights(tenant)?;
         let found = self.profile_events(profile, tenant, None)?;
         let mut events = EventIndex::new();
         let mut event_threads = BTreeMap::new();
@@ -158,7 +181,7 @@ impl Memory {
                 event,
                 status: st,
                 thread,
-                weight: 1.0,
+                weight: weights.get(&id).map_or(1.0, |w| w.weight),
             });
         }
         let mut raw = Bm25Index::new();
