@@ -24,7 +24,7 @@ pub mod eval;
 mod memory;
 
 pub use memory::{
-    AssessOutcome, BlockView, ExpandedEvent, ExpandedNode, SourceMessage, UseOutcome,
+    AssessOutcome, BlockView, ExpandedEvent, ExpandedNode, SourceMessage, UseOutcome, ViewReport,
 };
 pub use memory::{
     BlockInfo, DerivationStatus, EventListing, FailureInfo, Memory, MemoryError, OperatorStatus,

@@ -61,7 +61,7 @@ fn only_adopted_refs_of_a_sufficient_assessment_reinforce() {
     assert!(!a.missing.is_empty());
     // Use before a sufficient assessment adopts anything: refused.
     let err = memory
-        .use_refs(&batch, &[top.clone()])
+        .use_refs(&batch, std::slice::from_ref(&top))
         .unwrap_err()
         .to_string();
     assert!(err.contains("not_adopted"), "{err}");
@@ -72,14 +72,14 @@ fn only_adopted_refs_of_a_sufficient_assessment_reinforce() {
     assert_eq!(format!("{:?}", a.verdict), "Sufficient");
     assert_eq!(a.evidence, vec![top.clone()]);
     let err = memory
-        .use_refs(&batch, &[other.clone()])
+        .use_refs(&batch, std::slice::from_ref(&other))
         .unwrap_err()
         .to_string();
     assert!(err.contains("not_adopted"), "{err}");
     let err = memory.use_refs(&batch, &[foreign]).unwrap_err().to_string();
     assert!(err.contains("not_in_batch"), "{err}");
 
-    let used = memory.use_refs(&batch, &[top.clone()]).unwrap();
+    let used = memory.use_refs(&batch, std::slice::from_ref(&top)).unwrap();
     assert_eq!(used.events.len(), 1);
     let event = used.events[0];
     let after = memory.weights("").unwrap();

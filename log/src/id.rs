@@ -87,6 +87,13 @@ impl serde::Serialize for RecordId {
 /// A 32-byte blake3 hash that is not a record id (a config hash, a request hash).
 pub type Digest = RecordId;
 
+impl<'de> serde::Deserialize<'de> for RecordId {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

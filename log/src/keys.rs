@@ -13,6 +13,7 @@ pub(crate) const HEADS: &str = "heads";
 pub(crate) const EXTERNAL: &str = "external";
 pub(crate) const META: &str = "meta";
 pub(crate) const CHILDREN: &str = "children";
+pub(crate) const VIEWS: &str = "views";
 
 /// Longest tenant, thread or external id accepted, in bytes.
 pub const MAX_NAME_BYTES: usize = 1024;
@@ -101,6 +102,14 @@ pub(crate) fn external_key(prefix: &[u8], external_id: &str) -> Vec<u8> {
 /// `meta` key holding the count of one record kind.
 pub(crate) fn count_key(kind: RecordKind) -> Vec<u8> {
     format!("count/{}", kind.name()).into_bytes()
+}
+
+/// `views` key: `[u16 len][view name][u16 len][tenant]`.
+pub(crate) fn view_key(view: &str, tenant: &str) -> Vec<u8> {
+    let mut k = Vec::with_capacity(4 + view.len() + tenant.len());
+    push_name(&mut k, view);
+    push_name(&mut k, tenant);
+    k
 }
 
 /// `meta` key of a configuration entry.

@@ -134,6 +134,7 @@ pub struct Store {
     heads: Keyspace,
     external: Keyspace,
     children: Keyspace,
+    views: Keyspace,
     meta: Keyspace,
     /// Next sequence number; the lock serializes writers.
     writer: Mutex<u64>,
@@ -183,6 +184,7 @@ impl Store {
             heads: ks(keys::HEADS)?,
             external: ks(keys::EXTERNAL)?,
             children: ks(keys::CHILDREN)?,
+            views: ks(keys::VIEWS)?,
             meta: ks(keys::META)?,
             writer: Mutex::new(0),
             synced_commits: AtomicU64::new(0),
@@ -717,6 +719,49 @@ impl Store {
         let _writer = self.lock_writer();
         let mut batch = self.db.batch().durability(Some(PersistMode::SyncAll));
         batch.insert(&self.meta, keys::config_key(name), value.as_bytes());
+        batch.commit().map_err(|e| self.storage(e))
+    }
+
+    /// The persisted state of a view for a tenant: the last sequence it
+    /// applied and its encoded state (the materializers own the encoding).
+    pub fn view_state(
+        &self,
+        view: &str,
+        tenant: &str,
+    ) -> Result<Option<(u64, Vec<u8>)>, StoreError> {
+        let Some(v) = self
+            .views
+            .get(keys::view_key(view, tenant))
+            .map_err(|e| self.storage(e))?
+        else {
+            return Ok(None);
+        };
+        let seq = v
+            .get(..8)
+            .and_then(keys::decode_seq)
+            .ok_or_else(|| StoreError::Corrupt {
+                keyspace: keys::VIEWS,
+                detail: format!("state of view `{view}` is {} bytes", v.len()),
+            })?;
+        Ok(Some((seq, v.get(8..).unwrap_or_default().to_vec())))
+    }
+
+    /// Stores the state of a view for a tenant with the last sequence it
+    /// applied. Views are derived: they never hold the only copy of anything,
+    /// so this write is buffered (a crash loses at most a refresh, redone
+    /// from the log).
+    pub fn save_view_state(
+        &self,
+        view: &str,
+        tenant: &str,
+        last_seq: u64,
+        state: &[u8],
+    ) -> Result<(), StoreError> {
+        let mut value = Vec::with_capacity(8 + state.len());
+        value.extend_from_slice(&last_seq.to_be_bytes());
+        value.extend_from_slice(state);
+        let mut batch = self.db.batch();
+        batch.insert(&self.views, keys::view_key(view, tenant), value);
         batch.commit().map_err(|e| self.storage(e))
     }
 

@@ -59,7 +59,43 @@ pub struct EventStatusView {
 impl EventStatusView {
     /// Folds events and governance records (in any order).
     pub fn fold(events: &[(RecordId, Event)], governance: &[(RecordId, Governance)]) -> Self {
-        let by_target = chains(governance);
+        Self::fold_links(
+            events.iter().map(|(id, e)| {
+                (
+                    *id,
+                    e.temporal.supersedes.as_slice(),
+                    e.temporal.conflicts_with.as_slice(),
+                )
+            }),
+            governance
+                .iter()
+                .map(|(id, g)| (*id, g.target, g.action.clone(), g.previous)),
+        )
+    }
+
+    /// Folds events given as `(id, supersedes, conflicts_with)` and
+    /// governance decisions as `(id, target, action, previous)`.
+    pub fn fold_links<'a>(
+        events: impl Iterator<Item = (RecordId, &'a [RecordId], &'a [RecordId])>,
+        governance: impl Iterator<Item = (RecordId, RecordId, GovernanceAction, Option<RecordId>)>,
+    ) -> Self {
+        let events: Vec<(RecordId, &[RecordId], &[RecordId])> = events.collect();
+        let governance: Vec<(RecordId, Governance)> = governance
+            .map(|(id, target, action, previous)| {
+                (
+                    id,
+                    Governance {
+                        tenant: String::new(),
+                        target,
+                        action,
+                        actor: strataflow_log::record::Actor::User,
+                        reason: None,
+                        previous,
+                    },
+                )
+            })
+            .collect();
+        let by_target = chains(&governance);
         let mut forgotten = BTreeSet::new();
         let mut pinned = BTreeSet::new();
         for (target, chain) in &by_target {
@@ -82,19 +118,19 @@ impl EventStatusView {
         }
         let mut superseded_by: BTreeMap<RecordId, BTreeSet<RecordId>> = BTreeMap::new();
         let mut conflicts: BTreeMap<RecordId, BTreeSet<RecordId>> = BTreeMap::new();
-        for (id, e) in events {
+        for (id, supersedes, conflicts_with) in &events {
             if !forgotten.contains(id) {
-                for old in &e.temporal.supersedes {
+                for old in *supersedes {
                     superseded_by.entry(*old).or_default().insert(*id);
                 }
             }
-            for other in &e.temporal.conflicts_with {
+            for other in *conflicts_with {
                 conflicts.entry(*id).or_default().insert(*other);
                 conflicts.entry(*other).or_default().insert(*id);
             }
         }
         let mut view = BTreeMap::new();
-        for (id, _) in events {
+        for (id, _, _) in &events {
             let by: Vec<RecordId> = superseded_by
                 .get(id)
                 .map(|s| s.iter().copied().filter(|x| x != id).collect())

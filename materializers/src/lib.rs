@@ -7,6 +7,7 @@
 //! - [`block_levels`]: decayed detail level of every ready block.
 //! - [`event_status`]: active / superseded / forgotten per event, from events
 //!   and governance records, plus pins and conflicts.
+//! - [`view`]: persisted incremental views (state + last sequence) and their digests.
 //! - [`weights`]: use-only reinforcement per event.
 //! - [`search`]: tokenizer, BM25, RRF, the event and graph-node searches.
 //! - [`graph_state`]: current and historical nodes, facts and edges folded
@@ -16,4 +17,5 @@ pub mod block_levels;
 pub mod event_status;
 pub mod graph_state;
 pub mod search;
+pub mod view;
 pub mod weights;

@@ -160,6 +160,18 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Persisted views: refresh them and print their digests; --verify rebuilds each from the log and compares.
+    Views {
+        /// Tenant (default: every tenant).
+        #[arg(long)]
+        tenant: Option<String>,
+        /// Rebuild from the log and compare digests (exit 4 on a difference).
+        #[arg(long)]
+        verify: bool,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Built-in evaluations.
     #[command(subcommand)]
     Eval(EvalCommand),

@@ -193,6 +193,32 @@ fn run(cli: Cli) -> Result<(), Failure> {
             render::graph(&mut out, &graph, json)?;
         }
         Command::Search(a) => search(&mut out, &dir, a)?,
+        Command::Views {
+            tenant,
+            verify,
+            json,
+        } => {
+            let memory = Memory::open_existing(&dir)?;
+            let tenants = match tenant {
+                Some(t) => vec![t],
+                None => memory.tenants()?,
+            };
+            let mut reports = Vec::new();
+            for t in tenants {
+                reports.extend(memory.views(&t, verify)?);
+            }
+            render::views(&mut out, &reports, json)?;
+            let differ = reports
+                .iter()
+                .filter(|r| r.rebuilt.as_ref().is_some_and(|d| *d != r.digest))
+                .count();
+            if differ > 0 {
+                return Err(Failure {
+                    message: format!("{differ} view(s) differ from a rebuild"),
+                    status: EXIT_AUDIT_FAILED,
+                });
+            }
+        }
         Command::Expand(e) => expand(&mut out, &dir, e)?,
         Command::Context {
             thread,

@@ -11,7 +11,7 @@ use strataflow::pipeline::derive::DeriveStats;
 use strataflow::pipeline::ingest::IngestStats;
 use strataflow::{
     AssessOutcome, BlockView, DerivationStatus, EventListing, ExpandedEvent, ExpandedNode, Memory,
-    MemoryError, SearchResponse, Stats, ThreadBlocks, UseOutcome,
+    MemoryError, SearchResponse, Stats, ThreadBlocks, UseOutcome, ViewReport,
 };
 
 fn json_line(out: &mut dyn Write, value: &impl serde::Serialize) -> io::Result<()> {
@@ -484,6 +484,30 @@ pub fn expanded_node(out: &mut dyn Write, x: &ExpandedNode, json: bool) -> io::R
     }
     for e in &x.edges {
         writeln!(out, "  {} -[{}]-> {}", e.from.name, e.relation, e.to.name)?;
+    }
+    Ok(())
+}
+
+/// `views`.
+pub fn views(out: &mut dyn Write, reports: &[ViewReport], json: bool) -> io::Result<()> {
+    if json {
+        return json_line(out, &reports);
+    }
+    for r in reports {
+        let check = match &r.rebuilt {
+            None => String::new(),
+            Some(d) if *d == r.digest => "  rebuild: same".to_owned(),
+            Some(d) => format!("  rebuild: DIFFERENT ({})", d.get(..16).unwrap_or_default()),
+        };
+        writeln!(
+            out,
+            "{:<14} tenant `{}`  seq {:>8}  digest {}{}",
+            r.view,
+            r.tenant,
+            r.last_seq,
+            r.digest.get(..16).unwrap_or_default(),
+            check
+        )?;
     }
     Ok(())
 }

@@ -10,7 +10,8 @@ use strataflow_log::record::{
     Assessment, Record, RecordKind, RefKind, Retrieval, UseReceipt, Verdict,
 };
 use strataflow_log::{Durability, RecordId};
-use strataflow_materializers::weights::{WeightInput, WeightsView};
+use strataflow_materializers::view::WeightsState;
+use strataflow_materializers::weights::WeightsView;
 use strataflow_operators::evidence_gate::{
     AssessmentInput, NormalizedAssessment, check_use, format_ref, normalize_assessment, parse_ref,
 };
@@ -196,36 +197,10 @@ impl Memory {
         })
     }
 
-    /// The weights of a tenant's events: a fold over its user messages,
-    /// blocks, events and use receipts in log order.
+    /// The weights of a tenant's events: the persisted weights view,
+    /// refreshed to the end of the log, with the current statuses.
     pub fn weights(&self, tenant: &str) -> Result<WeightsView, MemoryError> {
-        let status = self.event_status()?;
-        let mut inputs = Vec::new();
-        for item in self.store.scan(1) {
-            let stored = item?;
-            if stored.record.tenant() != tenant {
-                continue;
-            }
-            match stored.record {
-                Record::Message(m) if m.role == strataflow_log::record::Role::User => {
-                    inputs.push(WeightInput::UserMessage);
-                }
-                Record::Block(_) => inputs.push(WeightInput::Block(stored.id)),
-                Record::Event(e) => inputs.push(WeightInput::Event {
-                    id: stored.id,
-                    block: e.block,
-                    criticality: e.criticality,
-                }),
-                Record::UseReceipt(u) => {
-                    let mut events = Vec::new();
-                    for r in &u.refs {
-                        events.extend(self.reinforced_events(r)?);
-                    }
-                    inputs.push(WeightInput::Use(events));
-                }
-                _ => {}
-            }
-        }
-        Ok(WeightsView::fold(inputs, &status))
+        let (state, _) = self.refresh::<WeightsState>(tenant)?;
+        Ok(state.view(&self.event_status()?))
     }
 }

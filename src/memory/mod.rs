@@ -18,11 +18,13 @@ mod evidence;
 mod expand;
 mod governance;
 mod search;
+mod views;
 
 pub use derivation::{DerivationStatus, EventListing, FailureInfo, OperatorStatus, ProfileEvents};
 pub use evidence::{AssessOutcome, UseOutcome};
 pub use expand::{BlockView, ExpandedEvent, ExpandedNode, SourceMessage};
 pub use search::{Channel, SearchHit, SearchRequest, SearchResponse, Searcher};
+pub use views::ViewReport;
 
 /// Configuration key of the block size in turns.
 const BLOCK_TURNS: &str = "block_turns";

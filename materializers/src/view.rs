@@ -1,0 +1,227 @@
+//! Persisted, incremental views.
+//!
+//! A [`Materialized`] view is a state folded from one tenant's records in
+//! log order: `apply` takes the next record, and the state is saved with
+//! the last sequence it applied, so a refresh only reads what came after.
+//! A rebuild folds the same records from the start into a fresh state; the
+//! two must have the same [`Materialized::digest`] (a hash of the canonical
+//! content, never of floats). The state's encoding is JSON (serde), kept by
+//! the log in its `views` keyspace.
+
+use std::collections::BTreeMap;
+
+use strataflow_log::RecordId;
+use strataflow_log::record::{Criticality, GovernanceAction, Record, RefKind, Role};
+
+use crate::event_status::EventStatusView;
+use crate::weights::{WeightInput, WeightsView};
+
+/// A view folded record by record.
+pub trait Materialized: Default + serde::Serialize + serde::de::DeserializeOwned {
+    /// The view's name (its key in the log's `views` keyspace).
+    const NAME: &'static str;
+    /// Applies the next record of the tenant, in log order.
+    fn apply(&mut self, id: &RecordId, record: &Record);
+    /// blake3 hex over the canonical content.
+    fn digest(&self) -> String;
+}
+
+/// A governance decision as the status view needs it.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct GovernanceEntry {
+    /// The target.
+    pub target: RecordId,
+    /// Forget, restore, pin, unpin or expand.
+    pub action: String,
+    /// The previous decision on the target.
+    pub previous: Option<RecordId>,
+}
+
+/// The inputs of the event status view: each event's links and every
+/// governance decision.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct EventStatusState {
+    /// Event → (supersedes, conflicts_with).
+    pub events: BTreeMap<RecordId, (Vec<RecordId>, Vec<RecordId>)>,
+    /// Governance record → decision.
+    pub governance: BTreeMap<RecordId, GovernanceEntry>,
+}
+
+impl EventStatusState {
+    /// The status view of these inputs.
+    pub fn view(&self) -> EventStatusView {
+        EventStatusView::fold_links(
+            self.events
+                .iter()
+                .map(|(id, (s, c))| (*id, s.as_slice(), c.as_slice())),
+            self.governance
+                .iter()
+                .map(|(id, g)| (*id, g.target, action_of(&g.action), g.previous)),
+        )
+    }
+}
+
+fn action_name(a: &GovernanceAction) -> String {
+    match a {
+        GovernanceAction::Forget => "forget".into(),
+        GovernanceAction::Restore => "restore".into(),
+        GovernanceAction::Pin => "pin".into(),
+        GovernanceAction::Unpin => "unpin".into(),
+        GovernanceAction::ExpandBlock { level } => format!("expand:{level}"),
+    }
+}
+
+fn action_of(name: &str) -> GovernanceAction {
+    match name {
+        "forget" => GovernanceAction::Forget,
+        "restore" => GovernanceAction::Restore,
+        "pin" => GovernanceAction::Pin,
+        "unpin" => GovernanceAction::Unpin,
+        other => GovernanceAction::ExpandBlock {
+            level: other
+                .strip_prefix("expand:")
+                .and_then(|l| l.parse().ok())
+                .unwrap_or(5),
+        },
+    }
+}
+
+impl Materialized for EventStatusState {
+    const NAME: &'static str = "event_status";
+
+    fn apply(&mut self, id: &RecordId, record: &Record) {
+        match record {
+            Record::Event(e) => {
+                self.events.insert(
+                    *id,
+                    (
+                        e.temporal.supersedes.clone(),
+                        e.temporal.conflicts_with.clone(),
+                    ),
+                );
+            }
+            Record::Governance(g) => {
+                self.governance.insert(
+                    *id,
+                    GovernanceEntry {
+                        target: g.target,
+                        action: action_name(&g.action),
+                        previous: g.previous,
+                    },
+                );
+            }
+            _ => {}
+        }
+    }
+
+    fn digest(&self) -> String {
+        self.view().digest()
+    }
+}
+
+/// The inputs of the weights view, kept as the running fold.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct WeightsState {
+    /// The fold inputs so far, in log order (compact: one entry per user
+    /// message run, block, event and use).
+    pub inputs: Vec<WeightEntry>,
+    /// Graph assertion → its source events (a used node ref reinforces them).
+    pub assertion_sources: BTreeMap<RecordId, Vec<RecordId>>,
+}
+
+/// One input of the weights fold.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum WeightEntry {
+    /// `n` user messages in a row.
+    UserMessages(u64),
+    /// A block.
+    Block(RecordId),
+    /// An event: id, block, criticality floor class.
+    Event(RecordId, RecordId, u8),
+    /// A use: the events it reinforces.
+    Use(Vec<RecordId>),
+}
+
+fn criticality_code(c: Criticality) -> u8 {
+    match c {
+        Criticality::Routine => 0,
+        Criticality::Preference => 1,
+        Criticality::Identity => 2,
+        Criticality::Safety => 3,
+    }
+}
+
+fn criticality_of(code: u8) -> Criticality {
+    match code {
+        1 => Criticality::Preference,
+        2 => Criticality::Identity,
+        3 => Criticality::Safety,
+        _ => Criticality::Routine,
+    }
+}
+
+impl WeightsState {
+    /// The weights view with the given statuses.
+    pub fn view(&self, status: &EventStatusView) -> WeightsView {
+        let inputs = self.inputs.iter().flat_map(|e| match e {
+            WeightEntry::UserMessages(n) => {
+                vec![WeightInput::UserMessage; usize::try_from(*n).unwrap_or(0)]
+            }
+            WeightEntry::Block(b) => vec![WeightInput::Block(*b)],
+            WeightEntry::Event(id, block, c) => vec![WeightInput::Event {
+                id: *id,
+                block: *block,
+                criticality: criticality_of(*c),
+            }],
+            WeightEntry::Use(ids) => vec![WeightInput::Use(ids.clone())],
+        });
+        WeightsView::fold(inputs, status)
+    }
+}
+
+impl Materialized for WeightsState {
+    const NAME: &'static str = "weights";
+
+    fn apply(&mut self, id: &RecordId, record: &Record) {
+        match record {
+            Record::Message(m) if m.role == Role::User => match self.inputs.last_mut() {
+                Some(WeightEntry::UserMessages(n)) => *n += 1,
+                _ => self.inputs.push(WeightEntry::UserMessages(1)),
+            },
+            Record::Block(_) => self.inputs.push(WeightEntry::Block(*id)),
+            Record::Event(e) => {
+                self.inputs.push(WeightEntry::Event(
+                    *id,
+                    e.block,
+                    criticality_code(e.criticality),
+                ));
+            }
+            Record::GraphAssertion(a) => {
+                self.assertion_sources.insert(*id, a.source_events.clone());
+            }
+            Record::UseReceipt(u) => {
+                let mut events = Vec::new();
+                for r in &u.refs {
+                    match r.kind {
+                        RefKind::Event => events.push(r.id),
+                        RefKind::Node => {
+                            events.extend(
+                                self.assertion_sources
+                                    .get(&r.id)
+                                    .cloned()
+                                    .unwrap_or_default(),
+                            );
+                        }
+                        RefKind::Message | RefKind::Block => {}
+                    }
+                }
+                self.inputs.push(WeightEntry::Use(events));
+            }
+            _ => {}
+        }
+    }
+
+    fn digest(&self) -> String {
+        self.view(&EventStatusView::default()).digest()
+    }
+}

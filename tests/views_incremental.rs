@@ -1,0 +1,169 @@
+//! Views maintained incrementally equal a full rebuild from the log: on
+//! conv-26 + conv-30 with governance and use in between, and on random
+//! interleavings of ingest, governance, use and refresh (property test).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+
+mod common;
+
+use common::{data_file, ok};
+use proptest::prelude::*;
+use strataflow::log::record::{Actor, GovernanceAction};
+use strataflow::operators::evidence_gate::AssessmentInput;
+use strataflow::pipeline::ingest::OnInvalid;
+use strataflow::{Channel, Memory, SearchRequest};
+
+fn same_as_rebuild(memory: &Memory, tenant: &str) {
+    for r in memory.views(tenant, true).unwrap() {
+        assert_eq!(
+            Some(r.digest.clone()),
+            r.rebuilt,
+            "view {} of tenant `{tenant}`",
+            r.view
+        );
+    }
+}
+
+fn use_top_hit(memory: &Memory, query: &str) {
+    let found = memory
+        .search(
+            None,
+            "",
+            Channel::All,
+            &SearchRequest {
+                query: query.into(),
+                ..SearchRequest::default()
+            },
+        )
+        .unwrap();
+    let Some(hit) = found.hits.first() else {
+        return;
+    };
+    let batch = found.batch.unwrap().to_hex();
+    let input = AssessmentInput {
+        verdict: "sufficient".into(),
+        evidence: vec![hit.reference.clone()],
+        fit: String::new(),
+        missing: String::new(),
+        next: "answer".into(),
+    };
+    memory.assess(&batch, &input).unwrap();
+    memory
+        .use_refs(&batch, std::slice::from_ref(&hit.reference))
+        .unwrap();
+}
+
+#[test]
+fn locomo_views_refreshed_along_the_way_equal_a_rebuild() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path();
+    let conv26 = data_file("locomo/conv-26.json");
+    let conv30 = data_file("locomo/conv-30.json");
+    ok(
+        data,
+        &["import", "locomo", conv26.to_str().unwrap(), "--quiet"],
+    );
+    ok(data, &["views"]);
+    ok(
+        data,
+        &["import", "locomo", conv30.to_str().unwrap(), "--quiet"],
+    );
+    let memory = Memory::open(data).unwrap();
+    memory.views("", false).unwrap();
+    let events = memory.events(None, "", None).unwrap();
+    memory
+        .govern(
+            &events[3].id.to_hex(),
+            GovernanceAction::Forget,
+            Actor::User,
+            None,
+        )
+        .unwrap();
+    use_top_hit(&memory, "charity race");
+    memory.views("", false).unwrap();
+    memory
+        .govern(
+            &events[3].id.to_hex(),
+            GovernanceAction::Restore,
+            Actor::User,
+            None,
+        )
+        .unwrap();
+    memory
+        .govern(
+            &events[5].id.to_hex(),
+            GovernanceAction::Pin,
+            Actor::User,
+            None,
+        )
+        .unwrap();
+    use_top_hit(&memory, "Paris");
+    same_as_rebuild(&memory, "");
+    drop(memory);
+    let out = ok(data, &["views", "--verify"]);
+    assert_eq!(out.matches("rebuild: same").count(), 2, "{out}");
+}
+
+/// One step of a random history.
+#[derive(Clone, Debug)]
+enum Step {
+    Ingest(usize),
+    Forget(usize),
+    Restore(usize),
+    Use(usize),
+    Refresh,
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        (1usize..4).prop_map(Step::Ingest),
+        (0usize..50).prop_map(Step::Forget),
+        (0usize..50).prop_map(Step::Restore),
+        (0usize..6).prop_map(Step::Use),
+        Just(Step::Refresh),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 6, .. ProptestConfig::default() })]
+
+    #[test]
+    fn random_interleavings_keep_views_equal_to_a_rebuild(steps in proptest::collection::vec(step(), 4..12)) {
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("data");
+        Memory::open_with(&data, Some(2)).unwrap();
+        let memory = Memory::open(&data).unwrap();
+        let words = ["Paris", "pottery", "camping", "banker", "studio", "festival"];
+        let mut next_turn = 0usize;
+        for s in steps {
+            match s {
+                Step::Ingest(turns) => {
+                    let mut lines = Vec::new();
+                    for _ in 0..turns {
+                        let t = next_turn;
+                        next_turn += 1;
+                        let w = words[t % words.len()];
+                        lines.push(common::line("t", &format!("u{t}"), "user", &format!("I went to the {w} yesterday with my sister Marta."), u32::try_from(t * 2).unwrap()));
+                        lines.push(common::line("t", &format!("a{t}"), "assistant", &format!("Nice, the {w} sounds fun."), u32::try_from(t * 2 + 1).unwrap()));
+                    }
+                    let file = dir.path().join(format!("chunk{next_turn}.jsonl"));
+                    common::write_lines(&file, &lines);
+                    let options = memory.ingest_options();
+                    memory.ingest_jsonl(&file, &options, OnInvalid::Refuse, &mut |_| {}).unwrap();
+                    memory.derive(None, &memory.derive_options(), &mut |_| {}).unwrap();
+                }
+                Step::Forget(i) | Step::Restore(i) => {
+                    let events = memory.events(None, "", None).unwrap();
+                    if let Some(e) = events.get(i % events.len().max(1)) {
+                        let action = if matches!(s, Step::Forget(_)) { GovernanceAction::Forget } else { GovernanceAction::Restore };
+                        memory.govern(&e.id.to_hex(), action, Actor::User, None).unwrap();
+                    }
+                }
+                Step::Use(i) => use_top_hit(&memory, words[i % words.len()]),
+                Step::Refresh => {
+                    memory.views("", false).unwrap();
+                }
+            }
+        }
+        same_as_rebuild(&memory, "");
+    }
+}
