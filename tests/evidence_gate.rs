@@ -165,3 +165,46 @@ fn the_cli_runs_the_same_gate() {
     );
     assert!(!out.status.success());
 }
+
+#[test]
+fn search_queries_file_answers_each_line_as_its_own_batch() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let path = data_file("locomo/conv-30.json");
+    ok(
+        &data,
+        &["import", "locomo", path.to_str().unwrap(), "--quiet"],
+    );
+    let queries = dir.path().join("q.jsonl");
+    std::fs::write(
+        &queries,
+        "{\"query\": \"Paris\"}\n\n{\"query\": \"dance studio\", \"budget\": 40}\n{\"query\": \"\", \"participants\": [\"Gina\"], \"limit\": 2}\n",
+    )
+    .unwrap();
+    let out = ok(
+        &data,
+        &["search", "events", "--queries", queries.to_str().unwrap()],
+    );
+    let answers: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(answers.len(), 3);
+    assert_ne!(answers[0]["batch"], answers[1]["batch"]);
+    assert!(answers[1]["words"].as_u64().unwrap() <= 40);
+    assert!(answers[2]["hits"].as_array().unwrap().len() <= 2);
+    assert!(
+        answers[2]["hits"][0]["participants"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p == "Gina")
+    );
+    std::fs::write(&queries, "{\"query\": 5}\n").unwrap();
+    let bad = run(
+        &data,
+        &["search", "events", "--queries", queries.to_str().unwrap()],
+    );
+    assert_eq!(bad.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("q.jsonl:1:"));
+}

@@ -277,6 +277,30 @@ fn run(cli: Cli) -> Result<(), Failure> {
                     status: EXIT_AUDIT_FAILED,
                 });
             }
+            // The records are intact: every persisted view must equal a rebuild.
+            let mut differ = Vec::new();
+            let mut checked = 0;
+            for tenant in memory.tenants()? {
+                for r in memory.views(&tenant, true)? {
+                    checked += 1;
+                    if r.rebuilt.as_ref() != Some(&r.digest) {
+                        differ.push(format!("view {} of tenant `{}`", r.view, r.tenant));
+                    }
+                }
+            }
+            if !json {
+                writeln!(
+                    out,
+                    "views: {checked} checked, {} differ from a rebuild",
+                    differ.len()
+                )?;
+            }
+            if !differ.is_empty() {
+                return Err(Failure {
+                    message: format!("{} differ from a rebuild", differ.join(", ")),
+                    status: EXIT_AUDIT_FAILED,
+                });
+            }
         }
     }
     Ok(())
