@@ -16,7 +16,6 @@ use strataflow_materializers::search::events::{EventDoc, EventIndex, EventQuery,
 use strataflow_materializers::search::graph::GraphIndex;
 use strataflow_materializers::search::rrf::{RRF_K, rrf};
 use strataflow_materializers::search::tokenizer::{tokens, weighted_tokens};
-use strataflow_operators::text::clip;
 
 use super::{Memory, MemoryError};
 
@@ -152,6 +151,8 @@ struct RawDoc {
     external_id: String,
     thread: String,
     text: String,
+    /// The message ends with a question.
+    question: bool,
 }
 
 /// The indexes of one tenant under one profile.
@@ -207,11 +208,13 @@ impl Memory {
                     ]));
                     raw_docs.push(RawDoc {
                         id,
+                        question: m.content.trim_end().ends_with('?'),
                         external_id: m.external_id,
                         thread: thread.clone(),
+                        // Never clipped: a hit counts only when its text
+                        // holds the whole message it cites.
                         text: format!(
-                            "{} [said {}]",
-                            clip(&text, 500),
+                            "{text} [said {}]",
                             m.time.to_rfc3339().get(..10).unwrap_or_default()
                         ),
                     });
@@ -333,7 +336,7 @@ impl Searcher {
         let mut hits = match channel {
             Channel::Events => self.events(r, per_channel)?,
             Channel::Graph => self.nodes(r, per_channel),
-            Channel::Raw => self.raw(r, per_channel),
+            Channel::Raw => self.raw(r, per_channel, false),
             Channel::All => {
                 let focused = SearchRequest {
                     query: focus(&r.query),
@@ -343,7 +346,7 @@ impl Searcher {
                 let lists = [
                     self.events(r, per_channel)?,
                     self.nodes(r, per_channel),
-                    self.raw(r, per_channel),
+                    self.raw(r, per_channel, true),
                 ];
                 let rankings: Vec<Vec<String>> = lists
                     .iter()
@@ -469,6 +472,8 @@ impl Searcher {
         Ok(out)
     }
 
+    /// Graph node hits: nodes with current facts, their text the facts that
+    /// fit in 300 characters.
     fn nodes(&self, r: &SearchRequest, limit: Option<usize>) -> Vec<SearchHit> {
         let mut out = Vec::new();
         for hit in self.graph_index.search(&r.query, limit.unwrap_or(8)) {
@@ -476,19 +481,19 @@ impl Searcher {
                 continue;
             };
             let current: Vec<_> = node.facts.iter().filter(|f| f.current).collect();
-            let facts: Vec<String> = current
-                .iter()
-                .map(|f| format!("{}: {}", f.key, f.values.join(", ")))
-                .collect();
-            let text = clip(
-                &format!("{} ({:?}): {}", node.name, node.node_type, facts.join("; ")),
-                300,
-            );
+            // Facts in order until the text would pass 300 characters; the
+            // hit cites exactly the messages behind the facts it shows.
+            let mut text = format!("{} ({:?}):", node.name, node.node_type);
+            let mut shown: Vec<RecordId> = Vec::new();
+            for f in &current {
+                let fact = format!(" {}: {};", f.key, f.values.join(", "));
+                if text.chars().count() + fact.chars().count() > 300 {
+                    break;
+                }
+                text.push_str(&fact);
+                shown.extend(f.source_events.iter().copied());
+            }
             let mut messages: Vec<String> = Vec::new();
-            let shown: Vec<RecordId> = current
-                .iter()
-                .flat_map(|f| f.source_events.iter().copied())
-                .collect();
             for e in shown {
                 if let Some(doc) = self.events.get(&e) {
                     for m in &doc.event.source_messages {
@@ -524,7 +529,10 @@ impl Searcher {
         out
     }
 
-    fn raw(&self, r: &SearchRequest, limit: Option<usize>) -> Vec<SearchHit> {
+    /// Raw message hits. With `answers`, a message that asks a question
+    /// comes with the next message of its thread (the answer is where the
+    /// fact is); its text then holds both, and so do its source messages.
+    fn raw(&self, r: &SearchRequest, limit: Option<usize>, answers: bool) -> Vec<SearchHit> {
         let q = tokens(&r.query);
         let thread = r.thread.as_deref();
         let ranked = if thread.is_some() {
@@ -541,13 +549,25 @@ impl Searcher {
             .take(limit.unwrap_or(6).clamp(1, 60))
             .filter_map(|(doc, score)| {
                 let d = self.raw_docs.get(doc as usize)?;
+                let mut text = d.text.clone();
+                let mut source_messages = vec![d.external_id.clone()];
+                if answers && d.question {
+                    if let Some(next) = self
+                        .raw_docs
+                        .get(doc as usize + 1)
+                        .filter(|n| n.thread == d.thread)
+                    {
+                        text = format!("{text} {}", next.text);
+                        source_messages.push(next.external_id.clone());
+                    }
+                }
                 Some(SearchHit {
                     reference: format!("msg:{}", d.id),
                     kind: "message",
                     score,
-                    words: word_count(&d.text),
-                    text: d.text.clone(),
-                    source_messages: vec![d.external_id.clone()],
+                    words: word_count(&text),
+                    text,
+                    source_messages,
                     thread: Some(d.thread.clone()),
                     title: None,
                     happened_start: None,
