@@ -329,14 +329,6 @@ impl EventIndex {
                 None => return Vec::new(),
             },
         };
-        let candidates: Vec<&EventDoc> = self
-            .entries
-            .values()
-            .map(|e| &e.doc)
-            .filter(|d| d.status != EventStatus::Forgotten)
-            .filter(|d| q.thread.as_ref().is_none_or(|t| d.thread == *t))
-            .collect();
-
         // Step 2: structured sets.
         let participants: Vec<&String> = q
             .participants
@@ -346,6 +338,19 @@ impl EventIndex {
         let event_type = q.event_type.as_deref().filter(|t| !normalize(t).is_empty());
         let time_given = q.from.is_some() || q.to.is_some();
         let any_filter = !participants.is_empty() || event_type.is_some() || time_given;
+
+        // The candidate list is needed only by structured rankings and the
+        // empty-query fallback; a plain text query reads the index alone.
+        let candidates: Vec<&EventDoc> = if any_filter || query_tokens.is_empty() {
+            self.entries
+                .values()
+                .map(|e| &e.doc)
+                .filter(|d| d.status != EventStatus::Forgotten)
+                .filter(|d| q.thread.as_ref().is_none_or(|t| d.thread == *t))
+                .collect()
+        } else {
+            Vec::new()
+        };
 
         let participant_ok = |d: &EventDoc| {
             participants.iter().all(|p| {
@@ -404,7 +409,24 @@ impl EventIndex {
                 self.by_doc.get(i).map(|(id, _)| (*id, s))
             })
             .collect();
-        scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        let order =
+            |a: &(RecordId, f64), b: &(RecordId, f64)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+        if !any_filter && !query_tokens.is_empty() {
+            // BM25 is the only ranking: RRF over one ranking keeps its order
+            // and scores rank r as 1 / (k + r + 1), so only the top `limit`
+            // need sorting.
+            if scored.len() > limit {
+                scored.select_nth_unstable_by(limit - 1, order);
+                scored.truncate(limit);
+            }
+            scored.sort_by(order);
+            return scored
+                .into_iter()
+                .enumerate()
+                .map(|(rank, (id, _))| (id, 1.0 / (RRF_K + rank as f64 + 1.0)))
+                .collect();
+        }
+        scored.sort_by(order);
         let bm25: Vec<RecordId> = scored.into_iter().map(|(id, _)| id).collect();
 
         // Steps 5 and 6: rankings.
@@ -547,6 +569,46 @@ mod tests {
             let mut e = event(&format!("routine note {n}"));
             e.summary = "unrelated maintenance".to_owned();
             idx.insert(doc(n, e));
+        }
+    }
+
+    /// The fast path of a plain text query (one ranking, top-k selection)
+    /// gives exactly what RRF over the full BM25 ranking gives.
+    #[test]
+    fn plain_text_fast_path_equals_rrf_over_full_bm25() {
+        let words = [
+            "gateway", "deploy", "pottery", "paris", "sync", "notes", "blue", "river",
+        ];
+        let mut idx = EventIndex::new();
+        for n in 0..120u8 {
+            let pick = |k: usize| words[(usize::from(n) * 7 + k * 3) % words.len()];
+            let mut e = event(&format!("{} {} {}", pick(0), pick(1), pick(2)));
+            e.summary = format!("{} {}", pick(3), pick(n as usize % 5));
+            idx.insert(doc(n, e));
+        }
+        for q in [
+            "gateway",
+            "paris blue",
+            "deploy sync river notes",
+            "pottery pottery",
+        ] {
+            for limit in [1, 3, 6, 20] {
+                let got = idx.search(&EventQuery {
+                    limit,
+                    ..EventQuery::text(q)
+                });
+                let mut full: Vec<(RecordId, f64)> = idx
+                    .bm25
+                    .search_all(&tokens(q))
+                    .into_iter()
+                    .filter_map(|(d, s)| idx.by_doc.get(d as usize).map(|(id, _)| (*id, s)))
+                    .collect();
+                full.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+                let ranking: Vec<RecordId> = full.into_iter().map(|(id, _)| id).collect();
+                let mut want = rrf(&[ranking], RRF_K);
+                want.truncate(limit);
+                assert_eq!(got, want, "query {q}, limit {limit}");
+            }
         }
     }
 
