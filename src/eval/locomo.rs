@@ -9,8 +9,9 @@
 //! **hit** when at least one gold evidence message is among the source
 //! messages of the returned hits, **full** when all are. Source messages are
 //! the messages a hit's text states (an event cites exactly the message it
-//! quotes; a graph node the messages behind the facts it shows; a raw hit its
-//! message), so a hit counts only when its text holds the evidence.
+//! restates; a raw hit its message, with the answer when it asks a
+//! question). Graph node hits are not counted: their facts merge many
+//! messages, and a short fact does not hold any one message's evidence.
 //! Category 2 also reports how often the top hit citing the evidence is an
 //! event whose happened interval contains the gold date.
 
@@ -207,8 +208,15 @@ pub fn evaluate(files: &[PathBuf], budgets: &[usize]) -> Result<EvalReport, Memo
     })
 }
 
+/// Graph nodes are left out of the count: a node's text is a few facts
+/// ("likes: painting") merged from many messages, so citing them all does
+/// not mean its text holds any one message's evidence.
 fn score(hits: &[SearchHit], evidence: &[String]) -> (bool, bool, usize) {
-    let returned: Vec<&String> = hits.iter().flat_map(|h| h.source_messages.iter()).collect();
+    let returned: Vec<&String> = hits
+        .iter()
+        .filter(|h| h.kind != "node")
+        .flat_map(|h| h.source_messages.iter())
+        .collect();
     let found = evidence.iter().filter(|e| returned.contains(e)).count();
     (
         found > 0,

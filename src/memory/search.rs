@@ -335,7 +335,7 @@ impl Searcher {
         };
         let mut hits = match channel {
             Channel::Events => self.events(r, per_channel)?,
-            Channel::Graph => self.nodes(r, per_channel),
+            Channel::Graph => self.nodes(r, per_channel, false),
             Channel::Raw => self.raw(r, per_channel, false),
             Channel::All => {
                 let focused = SearchRequest {
@@ -345,7 +345,7 @@ impl Searcher {
                 let r = &focused;
                 let lists = [
                     self.events(r, per_channel)?,
-                    self.nodes(r, per_channel),
+                    self.nodes(r, per_channel, true),
                     self.raw(r, per_channel, true),
                 ];
                 let rankings: Vec<Vec<String>> = lists
@@ -473,10 +473,21 @@ impl Searcher {
     }
 
     /// Graph node hits: nodes with current facts, their text the facts that
-    /// fit in 300 characters.
-    fn nodes(&self, r: &SearchRequest, limit: Option<usize>) -> Vec<SearchHit> {
+    /// fit in 300 characters. With `about`, nodes matched by name only are
+    /// left out.
+    fn nodes(&self, r: &SearchRequest, limit: Option<usize>, about: bool) -> Vec<SearchHit> {
         let mut out = Vec::new();
         for hit in self.graph_index.search(&r.query, limit.unwrap_or(8)) {
+            // In a fused search, a node matched only by its name (the person
+            // the question is about) says nothing about the question.
+            if about
+                && hit
+                    .matched_fields
+                    .iter()
+                    .all(|f| matches!(*f, "name" | "aliases" | "type"))
+            {
+                continue;
+            }
             let Some(node) = self.graph.node(&hit.key) else {
                 continue;
             };
