@@ -143,26 +143,8 @@ fn valid_at(from: Option<Timestamp>, to: Option<Timestamp>, t: Timestamp) -> boo
     from.is_none_or(|f| f <= t) && to.is_none_or(|e| t <= e)
 }
 
-fn type_rank(t: NodeType) -> u8 {
-    match t {
-        NodeType::Person => 0,
-        NodeType::Project => 1,
-        NodeType::Organization => 2,
-        NodeType::Tool => 3,
-        NodeType::Place => 4,
-    }
-}
-
-fn mode_rank(m: FactMode) -> u8 {
-    match m {
-        FactMode::State => 0,
-        FactMode::Set => 1,
-        FactMode::Relation => 2,
-    }
-}
-
 fn key_order(k: &NodeKey) -> (u8, &str) {
-    (type_rank(k.node_type), k.name.as_str())
+    (k.node_type.rank(), k.name.as_str())
 }
 
 /// A value compared without case and surrounding or repeated whitespace.
@@ -297,7 +279,7 @@ fn node_identities(a: &Assertion) -> Vec<(u8, String)> {
         Assertion::Node {
             key, name, aliases, ..
         } => {
-            let rank = type_rank(key.node_type);
+            let rank = key.node_type.rank();
             let mut out: Vec<(u8, String)> = std::iter::once(&key.name)
                 .chain(std::iter::once(name))
                 .chain(aliases)
@@ -366,7 +348,7 @@ impl GraphState {
             } else {
                 ident
             };
-            let pos = *by_identity.get(&(type_rank(k.node_type), ident))?;
+            let pos = *by_identity.get(&(k.node_type.rank(), ident))?;
             let root = comps.find(pos);
             canonical.contains_key(&root).then_some(root)
         };
@@ -665,20 +647,13 @@ fn fold_node(items: &[Item<'_>], positions: &[usize]) -> Option<NodeState> {
         }
     }
     facts.sort_by(|a, b| {
-        (
-            &a.key,
-            mode_rank(a.mode),
-            a.valid_from,
-            &a.values,
-            a.assertion,
-        )
-            .cmp(&(
-                &b.key,
-                mode_rank(b.mode),
-                b.valid_from,
-                &b.values,
-                b.assertion,
-            ))
+        (&a.key, a.mode.rank(), a.valid_from, &a.values, a.assertion).cmp(&(
+            &b.key,
+            b.mode.rank(),
+            b.valid_from,
+            &b.values,
+            b.assertion,
+        ))
     });
     let mut aliases: Vec<String> = aliases.into_values().collect();
     aliases.sort();
@@ -735,7 +710,7 @@ fn add_fact(
                 return;
             }
             state
-                .entry((fact.key.clone(), mode_rank(fact.mode)))
+                .entry((fact.key.clone(), fact.mode.rank()))
                 .or_default()
                 .push(Entry {
                     cmp: fact.values.iter().map(|v| value_key(v)).collect(),

@@ -8,6 +8,7 @@
 //! periods and give `None`.
 
 use chrono::{Datelike, Duration, NaiveDate, Weekday};
+use strataflow_operators::extractor::temporal::MONTHS;
 
 /// A gold period as inclusive UTC day bounds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,24 +50,10 @@ fn iso_week(d: NaiveDate, weeks_back: i64) -> Period {
 }
 
 fn month_number(name: &str) -> Option<u32> {
-    let names = [
-        "january",
-        "february",
-        "march",
-        "april",
-        "may",
-        "june",
-        "july",
-        "august",
-        "september",
-        "october",
-        "november",
-        "december",
-    ];
-    names
+    MONTHS
         .iter()
         .position(|n| *n == name.to_lowercase())
-        .map(|i| i as u32 + 1)
+        .and_then(|i| u32::try_from(i + 1).ok())
 }
 
 fn weekday(name: &str) -> Option<Weekday> {

@@ -409,8 +409,7 @@ fn listing(
         title: e.title.clone(),
         summary: e.summary.clone(),
         participants: e.temporal.participants.clone(),
-        event_type: strataflow_operators::extractor::heuristic::type_name(e.temporal.event_type)
-            .to_owned(),
+        event_type: e.temporal.event_type.name().to_owned(),
         status: state.map_or(EventStatus::Active, |s| s.status),
         occurrence: e.temporal.status,
         mentioned_at: e.temporal.mentioned_at,

@@ -116,6 +116,25 @@ pub enum EventType {
     Other,
 }
 
+impl EventType {
+    /// The snake_case name, as serialized (`task_completed`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Decision => "decision",
+            Self::Release => "release",
+            Self::TaskCompleted => "task_completed",
+            Self::Plan => "plan",
+            Self::Change => "change",
+            Self::Cancellation => "cancellation",
+            Self::Incident => "incident",
+            Self::Meeting => "meeting",
+            Self::Collaboration => "collaboration",
+            Self::Migration => "migration",
+            Self::Other => "other",
+        }
+    }
+}
+
 /// Memory scope of an event.
 #[derive(
     Archive, Serialize, Deserialize, serde::Serialize, Clone, Copy, PartialEq, Eq, Hash, Debug,
@@ -226,6 +245,30 @@ pub enum NodeType {
     Place,
 }
 
+impl NodeType {
+    /// The lowercase name (`person`, `project`, …).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Person => "person",
+            Self::Project => "project",
+            Self::Organization => "organization",
+            Self::Tool => "tool",
+            Self::Place => "place",
+        }
+    }
+
+    /// Rank in listings: person, project, organization, tool, place.
+    pub fn rank(self) -> u8 {
+        match self {
+            Self::Person => 0,
+            Self::Project => 1,
+            Self::Organization => 2,
+            Self::Tool => 3,
+            Self::Place => 4,
+        }
+    }
+}
+
 /// How a fact's value combines with earlier values of the same key.
 #[derive(
     Archive, Serialize, Deserialize, serde::Serialize, Clone, Copy, PartialEq, Eq, Hash, Debug,
@@ -239,6 +282,17 @@ pub enum FactMode {
     Set,
     /// A relation to other entities.
     Relation,
+}
+
+impl FactMode {
+    /// Rank in listings: state, set, relation.
+    pub fn rank(self) -> u8 {
+        match self {
+            Self::State => 0,
+            Self::Set => 1,
+            Self::Relation => 2,
+        }
+    }
 }
 
 /// A keyed fact about a node, valid over an interval.

@@ -47,7 +47,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use strataflow_log::record::{Event, EventType};
+use strataflow_log::record::Event;
 use strataflow_log::{RecordId, Timestamp};
 
 use super::bm25::{Bm25Index, NO_DOC};
@@ -73,23 +73,6 @@ pub const EVENT_FIELD_WEIGHTS: [(&str, u32); 9] = [
     ("happenedStart happenedEnd", 4),
 ];
 
-/// The snake_case name of an event type, as serialized (`task_completed`).
-pub fn event_type_name(t: EventType) -> &'static str {
-    match t {
-        EventType::Decision => "decision",
-        EventType::Release => "release",
-        EventType::TaskCompleted => "task_completed",
-        EventType::Plan => "plan",
-        EventType::Change => "change",
-        EventType::Cancellation => "cancellation",
-        EventType::Incident => "incident",
-        EventType::Meeting => "meeting",
-        EventType::Collaboration => "collaboration",
-        EventType::Migration => "migration",
-        EventType::Other => "other",
-    }
-}
-
 /// The texts of the searchable fields of an event, in the order and with
 /// the weights of [`EVENT_FIELD_WEIGHTS`]: title, summary, tags (joined by
 /// spaces), quotes (joined), narrative, participants (joined), event type
@@ -110,7 +93,7 @@ pub fn event_fields(e: &Event) -> Vec<(String, u32)> {
         e.quotes.join(" "),
         e.narrative.clone(),
         t.participants.join(" "),
-        event_type_name(t.event_type).to_owned(),
+        t.event_type.name().to_owned(),
         t.original_text.clone().unwrap_or_default(),
         happened.join(" "),
     ];
@@ -363,7 +346,7 @@ impl EventIndex {
         };
         let type_ok = |d: &EventDoc, want: &str| {
             let e = &d.event;
-            fuzzy_match(event_type_name(e.temporal.event_type), want)
+            fuzzy_match(e.temporal.event_type.name(), want)
                 || fuzzy_match(
                     &format!("{} {} {}", e.title, e.summary, e.tags.join(" ")),
                     want,
@@ -498,8 +481,8 @@ fn structured_order(set: &[&EventDoc], intent: Option<Intent>) -> Vec<RecordId> 
 #[cfg(test)]
 mod tests {
     use strataflow_log::SourceTime;
-    use strataflow_log::record::EventTemporal;
     use strataflow_log::record::{Criticality, Occurrence, Precision, Scope, TimeBasis};
+    use strataflow_log::record::{EventTemporal, EventType};
 
     use super::*;
 

@@ -48,17 +48,6 @@ pub const GRAPH_FIELD_WEIGHTS: [(&str, u32); 7] = [
 /// Name of the field whose hits alone never qualify a node.
 const RELATIONS: &str = "relations";
 
-/// The lowercase name of a node type (`person`, `project`, …).
-pub fn node_type_name(t: NodeType) -> &'static str {
-    match t {
-        NodeType::Person => "person",
-        NodeType::Project => "project",
-        NodeType::Organization => "organization",
-        NodeType::Tool => "tool",
-        NodeType::Place => "place",
-    }
-}
-
 /// One search result.
 #[derive(Clone, Debug, PartialEq)]
 pub struct GraphHit {
@@ -108,7 +97,7 @@ fn node_fields(node: &NodeState, relations: &[&str]) -> [String; 7] {
         node.name.clone(),
         node.aliases.join(" "),
         node.tags.join(" "),
-        node_type_name(node.node_type).to_owned(),
+        node.node_type.name().to_owned(),
         current_state.join("\n"),
         facts.join(" "),
         relations.join(" "),

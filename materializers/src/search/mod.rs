@@ -39,11 +39,10 @@ pub mod tokenizer;
 pub use bm25::{B, Bm25Index, K1};
 pub use events::{
     DEFAULT_EVENT_LIMIT, EVENT_FIELD_WEIGHTS, EventDoc, EventIndex, EventQuery, Intent,
-    MAX_EVENT_LIMIT, event_fields, event_tokens, event_type_name,
+    MAX_EVENT_LIMIT, event_fields, event_tokens,
 };
 pub use graph::{
-    DEFAULT_GRAPH_LIMIT, GRAPH_FIELD_WEIGHTS, GraphHit, GraphIndex, MAX_GRAPH_LIMIT,
-    node_type_name, search_graph,
+    DEFAULT_GRAPH_LIMIT, GRAPH_FIELD_WEIGHTS, GraphHit, GraphIndex, MAX_GRAPH_LIMIT, search_graph,
 };
 pub use rrf::{RRF_K, rrf, rrf_weighted};
 pub use tokenizer::{fuzzy_match, normalize, tokens, weighted_tokens};

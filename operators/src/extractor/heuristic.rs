@@ -228,7 +228,7 @@ fn event_of(
             participants.push(p);
         }
     }
-    let mut tags = vec![type_name(event_type).to_owned()];
+    let mut tags = vec![event_type.name().to_owned()];
     tags.extend(topic_words(&w).into_iter().take(5));
     Event {
         tenant: input.target.block.tenant.clone(),
@@ -348,23 +348,6 @@ fn event_type(w: &[String], status: Occurrence) -> EventType {
         EventType::Plan
     } else {
         EventType::Other
-    }
-}
-
-/// The snake_case name of an event type.
-pub fn type_name(t: EventType) -> &'static str {
-    match t {
-        EventType::Decision => "decision",
-        EventType::Release => "release",
-        EventType::TaskCompleted => "task_completed",
-        EventType::Plan => "plan",
-        EventType::Change => "change",
-        EventType::Cancellation => "cancellation",
-        EventType::Incident => "incident",
-        EventType::Meeting => "meeting",
-        EventType::Collaboration => "collaboration",
-        EventType::Migration => "migration",
-        EventType::Other => "other",
     }
 }
 

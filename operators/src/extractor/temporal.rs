@@ -120,7 +120,8 @@ pub fn resolve_best(text: &str, mention: SourceTime) -> Option<TimeExpression> {
 // ---------------------------------------------------------------------------
 // Lexicon
 
-const MONTHS: [&str; 12] = [
+/// English month names, January first.
+pub const MONTHS: [&str; 12] = [
     "january",
     "february",
     "march",

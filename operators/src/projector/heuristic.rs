@@ -814,24 +814,6 @@ fn finite_verb(t: &Tok) -> bool {
 
 type Key = (u8, String);
 
-fn type_rank(t: NodeType) -> u8 {
-    match t {
-        NodeType::Person => 0,
-        NodeType::Project => 1,
-        NodeType::Organization => 2,
-        NodeType::Tool => 3,
-        NodeType::Place => 4,
-    }
-}
-
-fn mode_rank(m: FactMode) -> u8 {
-    match m {
-        FactMode::State => 0,
-        FactMode::Set => 1,
-        FactMode::Relation => 2,
-    }
-}
-
 struct NodeAcc {
     key: NodeKey,
     names: BTreeSet<String>,
@@ -873,7 +855,7 @@ impl Builder {
             return None;
         }
         let display = display.split_whitespace().collect::<Vec<_>>().join(" ");
-        let key = (type_rank(node_type), name.clone());
+        let key = (node_type.rank(), name.clone());
         let acc = self.nodes.entry(key.clone()).or_insert_with(|| NodeAcc {
             key: NodeKey { node_type, name },
             names: BTreeSet::new(),
@@ -997,7 +979,7 @@ fn merge_facts(facts: Vec<Fact>) -> Vec<Fact> {
         } else {
             f.values.clone()
         };
-        let group = (f.key, mode_rank(f.mode), f.valid_from, f.valid_to, values);
+        let group = (f.key, f.mode.rank(), f.valid_from, f.valid_to, values);
         groups
             .entry(group)
             .or_insert_with(|| (f.mode, BTreeSet::new()))
