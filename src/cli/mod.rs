@@ -177,17 +177,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             let memory = Memory::open_existing(&dir)?;
             let graph = memory.graph(profile.as_deref(), &tenant)?;
             let graph = match at {
-                Some(text) => {
-                    let t = strataflow::log::SourceTime::parse_rfc3339(&text).ok_or_else(|| {
-                        Failure {
-                            message: format!(
-                                "--at `{text}` is not an RFC 3339 time (e.g. 2023-06-01T00:00:00Z)"
-                            ),
-                            status: 2,
-                        }
-                    })?;
-                    graph.at(t.instant())
-                }
+                Some(text) => graph.at(parse_at(&text)?),
                 None => graph,
             };
             render::graph(&mut out, &graph, json)?;
@@ -306,6 +296,16 @@ fn run(cli: Cli) -> Result<(), Failure> {
     Ok(())
 }
 
+/// Parses `--at TIME`.
+fn parse_at(text: &str) -> Result<strataflow::log::Timestamp, Failure> {
+    strataflow::log::SourceTime::parse_rfc3339(text)
+        .map(strataflow::log::SourceTime::instant)
+        .ok_or_else(|| Failure {
+            message: format!("--at `{text}` is not an RFC 3339 time (e.g. 2023-06-01T00:00:00Z)"),
+            status: 2,
+        })
+}
+
 /// `expand event|node|block`.
 fn expand(out: &mut dyn Write, dir: &Path, e: ExpandCommand) -> Result<(), Failure> {
     let memory = Memory::open_existing(dir)?;
@@ -321,17 +321,7 @@ fn expand(out: &mut dyn Write, dir: &Path, e: ExpandCommand) -> Result<(), Failu
             profile,
             json,
         } => {
-            let at = match at {
-                Some(text) => Some(
-                    strataflow::log::SourceTime::parse_rfc3339(&text)
-                        .ok_or_else(|| Failure {
-                            message: format!("--at `{text}` is not an RFC 3339 time"),
-                            status: 2,
-                        })?
-                        .instant(),
-                ),
-                None => None,
-            };
+            let at = at.as_deref().map(parse_at).transpose()?;
             let x = memory.expand_node(profile.as_deref(), &tenant, &id, at)?;
             render::expanded_node(out, &x, json)?;
         }
