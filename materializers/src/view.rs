@@ -225,3 +225,144 @@ impl Materialized for WeightsState {
         self.view(&EventStatusView::default()).digest()
     }
 }
+
+/// Which graph assertions a profile's projector made (from its `Derivation`
+/// records), plus the event status inputs: enough to fold the profile's
+/// graph without scanning the log. The assertion bodies stay in the log.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct GraphMembership {
+    /// Projector id (`name@version`).
+    pub projector: String,
+    /// Its configuration hash.
+    pub config: Option<RecordId>,
+    /// Assertions output by successful runs of that projector.
+    pub assertions: std::collections::BTreeSet<RecordId>,
+}
+
+impl GraphMembership {
+    /// An empty membership for one projector.
+    pub fn new(projector: String, config: RecordId) -> Self {
+        Self {
+            projector,
+            config: Some(config),
+            assertions: std::collections::BTreeSet::new(),
+        }
+    }
+}
+
+impl Materialized for GraphMembership {
+    const NAME: &'static str = "graph_membership";
+
+    fn apply(&mut self, _id: &RecordId, record: &Record) {
+        if let Record::Derivation(d) = record {
+            if d.operator == self.projector
+                && Some(d.config_hash) == self.config
+                && d.outcome == strataflow_log::record::Outcome::Ok
+            {
+                self.assertions.extend(d.outputs.iter().copied());
+            }
+        }
+    }
+
+    fn digest(&self) -> String {
+        let mut h = blake3::Hasher::new_derive_key("strataflow view graph_membership v1");
+        h.update(self.projector.as_bytes());
+        for id in &self.assertions {
+            h.update(id.as_bytes());
+        }
+        h.finalize().to_hex().to_string()
+    }
+}
+
+/// The inputs of the block levels view for one profile: per thread, blocks
+/// becoming ready (the profile's extraction done or skipped) and
+/// expansions, in log order.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct BlockLevelsState {
+    /// Extractor id (`name@version`).
+    pub extractor: String,
+    /// Its configuration hash.
+    pub config: Option<RecordId>,
+    /// Block → thread.
+    pub threads: BTreeMap<RecordId, String>,
+    /// Thread → (block, expanded level or none for "ready") in log order.
+    pub inputs: BTreeMap<String, Vec<(RecordId, Option<u8>)>>,
+}
+
+impl BlockLevelsState {
+    /// An empty state for one extractor.
+    pub fn new(extractor: String, config: RecordId) -> Self {
+        Self {
+            extractor,
+            config: Some(config),
+            ..Self::default()
+        }
+    }
+
+    /// The levels of one thread.
+    pub fn thread(&self, thread: &str) -> crate::block_levels::ThreadLevels {
+        use crate::block_levels::{LevelInput, ThreadLevels};
+        ThreadLevels::fold(
+            self.inputs
+                .get(thread)
+                .into_iter()
+                .flatten()
+                .map(|(b, l)| match l {
+                    None => LevelInput::Ready(*b),
+                    Some(level) => LevelInput::Expand {
+                        block: *b,
+                        level: *level,
+                    },
+                }),
+        )
+    }
+}
+
+impl Materialized for BlockLevelsState {
+    const NAME: &'static str = "block_levels";
+
+    fn apply(&mut self, id: &RecordId, record: &Record) {
+        match record {
+            Record::Block(b) => {
+                self.threads.insert(*id, b.thread.clone());
+            }
+            Record::Derivation(d)
+                if d.operator == self.extractor
+                    && Some(d.config_hash) == self.config
+                    && matches!(
+                        d.outcome,
+                        strataflow_log::record::Outcome::Ok
+                            | strataflow_log::record::Outcome::Skipped { .. }
+                    ) =>
+            {
+                if let Some((block, thread)) = d
+                    .inputs
+                    .first()
+                    .and_then(|b| self.threads.get(b).map(|t| (*b, t.clone())))
+                {
+                    self.inputs.entry(thread).or_default().push((block, None));
+                }
+            }
+            Record::Governance(g) => {
+                if let GovernanceAction::ExpandBlock { level } = g.action {
+                    if let Some(thread) = self.threads.get(&g.target).cloned() {
+                        self.inputs
+                            .entry(thread)
+                            .or_default()
+                            .push((g.target, Some(level)));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn digest(&self) -> String {
+        let mut h = blake3::Hasher::new_derive_key("strataflow view block_levels v1");
+        for thread in self.inputs.keys() {
+            h.update(thread.as_bytes());
+            h.update(self.thread(thread).digest().as_bytes());
+        }
+        h.finalize().to_hex().to_string()
+    }
+}

@@ -345,24 +345,9 @@ impl Memory {
     /// assertion of that projector), leaving out what only forgotten events
     /// support.
     pub fn graph(&self, profile: Option<&str>, tenant: &str) -> Result<GraphState, MemoryError> {
-        let (_, ops) = self.operators(profile)?;
-        let projector = ops.projector.id().to_string();
-        let config = ops.projector.config_hash();
-        let mut assertion_ids = Vec::new();
-        for entry in self.store.ids_of_kind(RecordKind::Derivation) {
-            let (_, id) = entry?;
-            if let Some(Record::Derivation(d)) = self.store.get(&id)?.map(|s| s.record) {
-                if d.tenant == tenant
-                    && d.operator == projector
-                    && d.config_hash == config
-                    && d.outcome == Outcome::Ok
-                {
-                    assertion_ids.extend(d.outputs);
-                }
-            }
-        }
-        assertion_ids.sort_unstable();
-        assertion_ids.dedup();
+        let (key, fresh) = self.graph_membership_key(profile)?;
+        let (membership, _) = self.refresh_keyed(&key, tenant, fresh)?;
+        let assertion_ids = membership.assertions;
         let mut assertions: Vec<(RecordId, GraphAssertion)> = Vec::new();
         for id in assertion_ids {
             if let Some(Record::GraphAssertion(a)) = self.store.get(&id)?.map(|s| s.record) {

@@ -5,11 +5,11 @@
 //! assessed and used like a search's.
 
 use strataflow_log::record::{
-    Actor, Block, BlockSummary, EvidenceRef, Governance, GovernanceAction, Message, Outcome,
-    Record, RecordKind, RefKind,
+    Actor, Block, BlockSummary, EvidenceRef, Governance, GovernanceAction, Message, Record,
+    RecordKind, RefKind,
 };
 use strataflow_log::{Durability, RecordId, Timestamp};
-use strataflow_materializers::block_levels::{LevelInput, ThreadLevels};
+use strataflow_materializers::block_levels::ThreadLevels;
 use strataflow_materializers::event_status::{EventStatus, chain_tail};
 use strataflow_materializers::graph_state::{EdgeState, NodeState};
 use strataflow_operators::decay::{ExpandTarget, expand_level, level_label};
@@ -284,36 +284,9 @@ impl Memory {
         tenant: &str,
         thread: &str,
     ) -> Result<ThreadLevels, MemoryError> {
-        let (_, ops) = self.operators(profile)?;
-        let extractor = ops.extractor.id().to_string();
-        let config = ops.extractor.config_hash();
-        let mut inputs: Vec<(u64, LevelInput)> = Vec::new();
-        for entry in self.store.thread_records(tenant, thread, 0) {
-            let (_, kind, block) = entry?;
-            if kind != RecordKind::Block {
-                continue;
-            }
-            for child in self.store.children(&block) {
-                let (seq, kind, id) = child?;
-                match (kind, self.store.get(&id)?.map(|s| s.record)) {
-                    (RecordKind::Derivation, Some(Record::Derivation(d)))
-                        if d.operator == extractor
-                            && d.config_hash == config
-                            && matches!(d.outcome, Outcome::Ok | Outcome::Skipped { .. }) =>
-                    {
-                        inputs.push((seq, LevelInput::Ready(block)));
-                    }
-                    (RecordKind::Governance, Some(Record::Governance(g))) => {
-                        if let GovernanceAction::ExpandBlock { level } = g.action {
-                            inputs.push((seq, LevelInput::Expand { block, level }));
-                        }
-                    }
-                    _ => {}
-                }
-            }
-        }
-        inputs.sort_by_key(|(seq, _)| *seq);
-        Ok(ThreadLevels::fold(inputs.into_iter().map(|(_, i)| i)))
+        let (key, fresh) = self.block_levels_key(profile)?;
+        let (state, _) = self.refresh_keyed(&key, tenant, fresh)?;
+        Ok(state.thread(thread))
     }
 
     /// A block's content at a level (spec §6.4).

@@ -1,7 +1,9 @@
 //! Persisted views of a [`Memory`]: refreshed incrementally from the log,
 //! verified against a rebuild.
 
-use strataflow_materializers::view::{EventStatusState, Materialized, WeightsState};
+use strataflow_materializers::view::{
+    BlockLevelsState, EventStatusState, GraphMembership, Materialized, WeightsState,
+};
 
 use super::{Memory, MemoryError};
 
@@ -24,13 +26,25 @@ impl Memory {
     /// Brings a view of a tenant up to the end of the log: loads its state,
     /// applies the records after its last sequence, saves it.
     pub fn refresh<V: Materialized>(&self, tenant: &str) -> Result<(V, u64), MemoryError> {
-        let (from, mut state) = match self.store.view_state(V::NAME, tenant)? {
+        self.refresh_keyed(V::NAME, tenant, V::default)
+    }
+
+    /// [`Memory::refresh`] for a view stored under `key` (a view that
+    /// depends on a profile's operators names them in its key) and started
+    /// from `fresh()`.
+    pub fn refresh_keyed<V: Materialized>(
+        &self,
+        key: &str,
+        tenant: &str,
+        fresh: impl Fn() -> V,
+    ) -> Result<(V, u64), MemoryError> {
+        let (from, mut state) = match self.store.view_state(key, tenant)? {
             Some((seq, bytes)) => match serde_json::from_slice::<V>(&bytes) {
                 Ok(state) => (seq + 1, state),
                 // An unreadable state (older build) is rebuilt, never trusted.
-                Err(_) => (1, V::default()),
+                Err(_) => (1, fresh()),
             },
-            None => (1, V::default()),
+            None => (1, fresh()),
         };
         let mut last = from.saturating_sub(1);
         let mut changed = false;
@@ -45,14 +59,19 @@ impl Memory {
         if changed || from == 1 {
             let bytes =
                 serde_json::to_vec(&state).map_err(|e| MemoryError::Invalid(e.to_string()))?;
-            self.store.save_view_state(V::NAME, tenant, last, &bytes)?;
+            self.store.save_view_state(key, tenant, last, &bytes)?;
         }
         Ok((state, last))
     }
 
     /// Folds a view of a tenant from the first record, without saving.
     pub fn rebuild<V: Materialized>(&self, tenant: &str) -> Result<V, MemoryError> {
-        let mut state = V::default();
+        self.rebuild_from(tenant, V::default())
+    }
+
+    /// Folds `state` over a tenant's records from the first, without saving.
+    pub fn rebuild_from<V: Materialized>(&self, tenant: &str, state: V) -> Result<V, MemoryError> {
+        let mut state = state;
         for item in self.store.scan(1) {
             let stored = item?;
             if stored.record.tenant() == tenant {
@@ -67,7 +86,33 @@ impl Memory {
     pub fn views(&self, tenant: &str, verify: bool) -> Result<Vec<ViewReport>, MemoryError> {
         let (status, seq) = self.refresh::<EventStatusState>(tenant)?;
         let (weights, wseq) = self.refresh::<WeightsState>(tenant)?;
+        let (graph_key, graph_fresh) = self.graph_membership_key(None)?;
+        let (graph, gseq) = self.refresh_keyed(&graph_key, tenant, &graph_fresh)?;
+        let (levels_key, levels_fresh) = self.block_levels_key(None)?;
+        let (levels, lseq) = self.refresh_keyed(&levels_key, tenant, &levels_fresh)?;
         Ok(vec![
+            ViewReport {
+                view: GraphMembership::NAME,
+                tenant: tenant.to_owned(),
+                last_seq: gseq,
+                digest: graph.digest(),
+                rebuilt: if verify {
+                    Some(self.rebuild_from(tenant, graph_fresh())?.digest())
+                } else {
+                    None
+                },
+            },
+            ViewReport {
+                view: BlockLevelsState::NAME,
+                tenant: tenant.to_owned(),
+                last_seq: lseq,
+                digest: levels.digest(),
+                rebuilt: if verify {
+                    Some(self.rebuild_from(tenant, levels_fresh())?.digest())
+                } else {
+                    None
+                },
+            },
             ViewReport {
                 view: EventStatusState::NAME,
                 tenant: tenant.to_owned(),
@@ -91,6 +136,28 @@ impl Memory {
                 },
             },
         ])
+    }
+
+    /// The key and empty state of a profile's graph membership view.
+    pub(crate) fn graph_membership_key(
+        &self,
+        profile: Option<&str>,
+    ) -> Result<(String, impl Fn() -> GraphMembership), MemoryError> {
+        let (_, ops) = self.operators(profile)?;
+        let (id, config) = (ops.projector.id().to_string(), ops.projector.config_hash());
+        let key = format!("{}/{id}/{}", GraphMembership::NAME, config.short());
+        Ok((key, move || GraphMembership::new(id.clone(), config)))
+    }
+
+    /// The key and empty state of a profile's block levels view.
+    pub(crate) fn block_levels_key(
+        &self,
+        profile: Option<&str>,
+    ) -> Result<(String, impl Fn() -> BlockLevelsState), MemoryError> {
+        let (_, ops) = self.operators(profile)?;
+        let (id, config) = (ops.extractor.id().to_string(), ops.extractor.config_hash());
+        let key = format!("{}/{id}/{}", BlockLevelsState::NAME, config.short());
+        Ok((key, move || BlockLevelsState::new(id.clone(), config)))
     }
 
     /// Tenants that hold records (from the thread heads).
