@@ -163,6 +163,8 @@ pub struct Searcher {
     graph: GraphState,
     graph_index: GraphIndex,
     raw: Bm25Index,
+    /// The same messages with stemmed tokens, for the fused search.
+    raw_stemmed: Bm25Index,
     raw_docs: Vec<RawDoc>,
 }
 
@@ -186,6 +188,7 @@ impl Memory {
             });
         }
         let mut raw = Bm25Index::new();
+        let mut raw_stemmed = Bm25Index::new();
         let mut raw_docs = Vec::new();
         for (t, thread, _) in self.store.thread_heads()? {
             if t != tenant {
@@ -202,10 +205,10 @@ impl Memory {
                         .clone()
                         .unwrap_or_else(|| m.role.label().to_owned());
                     let text = format!("{speaker}: {}", m.content);
-                    raw.add(&weighted_tokens(&[
-                        (speaker.as_str(), 1),
-                        (m.content.as_str(), 1),
-                    ]));
+                    let doc_tokens =
+                        weighted_tokens(&[(speaker.as_str(), 1), (m.content.as_str(), 1)]);
+                    raw_stemmed.add(&stemmed(&doc_tokens));
+                    raw.add(&doc_tokens);
                     raw_docs.push(RawDoc {
                         id,
                         question: m.content.trim_end().ends_with('?'),
@@ -229,6 +232,7 @@ impl Memory {
             graph_index: GraphIndex::build(&graph),
             graph,
             raw,
+            raw_stemmed,
             raw_docs,
         })
     }
@@ -288,6 +292,48 @@ fn focus(query: &str) -> String {
     } else {
         kept.join(" ")
     }
+}
+
+/// Light English suffix stripping on `word:` tokens (Han tokens and
+/// numbers unchanged): -ing, -ed, -ies, -es, -s, -ly.
+fn stemmed(tokens: &[String]) -> Vec<String> {
+    tokens
+        .iter()
+        .map(|t| match t.strip_prefix("word:") {
+            Some(w) if w.chars().all(|c| c.is_ascii_alphabetic()) => format!("word:{}", stem(w)),
+            _ => t.clone(),
+        })
+        .collect()
+}
+
+fn stem(w: &str) -> &str {
+    let n = w.len();
+    let cut =
+        |suffix: &str, min_stem: usize| w.strip_suffix(suffix).filter(|s| s.len() >= min_stem);
+    cut("ing", 3)
+        .or_else(|| cut("ied", 3))
+        .or_else(|| cut("ies", 3))
+        .or_else(|| cut("ed", 3))
+        .or_else(|| {
+            if w.ends_with("sses")
+                || w.ends_with("shes")
+                || w.ends_with("ches")
+                || w.ends_with("xes")
+            {
+                cut("es", 3)
+            } else {
+                None
+            }
+        })
+        .or_else(|| {
+            if w.ends_with("ss") || w.ends_with("us") || n <= 3 {
+                None
+            } else {
+                cut("s", 3)
+            }
+        })
+        .or_else(|| cut("ly", 4))
+        .unwrap_or(w)
 }
 
 fn word_count(text: &str) -> usize {
@@ -543,17 +589,23 @@ impl Searcher {
     /// Raw message hits. With `answers`, a message that asks a question
     /// comes with the next message of its thread (the answer is where the
     /// fact is); its text then holds both, and so do its source messages.
+    /// In the fused search (`answers`), words are also stemmed ("painted",
+    /// "paintings" → "paint"); the raw channel alone stays plain BM25.
     fn raw(&self, r: &SearchRequest, limit: Option<usize>, answers: bool) -> Vec<SearchHit> {
-        let q = tokens(&r.query);
+        let (index, q) = if answers {
+            (&self.raw_stemmed, stemmed(&tokens(&r.query)))
+        } else {
+            (&self.raw, tokens(&r.query))
+        };
         let thread = r.thread.as_deref();
         let ranked = if thread.is_some() {
-            self.raw.search(&q, &|doc| {
+            index.search(&q, &|doc| {
                 self.raw_docs
                     .get(doc as usize)
                     .is_some_and(|d| Some(d.thread.as_str()) == thread)
             })
         } else {
-            self.raw.search_all(&q)
+            index.search_all(&q)
         };
         ranked
             .into_iter()
@@ -594,5 +646,43 @@ impl Searcher {
                 })
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stems_common_english_suffixes_only() {
+        for (w, s) in [
+            ("painting", "paint"),
+            ("painted", "paint"),
+            ("paints", "paint"),
+            ("pets", "pet"),
+            ("studies", "stud"),
+            ("studied", "stud"),
+            ("boxes", "box"),
+            ("glass", "glass"),
+            ("bus", "bus"),
+            ("really", "real"),
+            ("sing", "sing"),
+            ("red", "red"),
+        ] {
+            assert_eq!(stem(w), s, "{w}");
+        }
+        assert_eq!(
+            stemmed(&["han2:记忆".into(), "word:2023".into()]),
+            ["han2:记忆", "word:2023"]
+        );
+    }
+
+    #[test]
+    fn focus_drops_stop_words_unless_nothing_remains() {
+        assert_eq!(
+            focus("When did Caroline go to the support group?"),
+            "Caroline support group"
+        );
+        assert_eq!(focus("what is it"), "what is it");
     }
 }
