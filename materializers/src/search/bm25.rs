@@ -253,6 +253,86 @@ impl Bm25Index {
         self.rank(&terms, n, total, &live)
     }
 
+    /// The best `k` of [`Bm25Index::search_all`], exactly (same scores, same
+    /// order, same ties), without sorting every match: scores are summed
+    /// term by term into a dense accumulator (in query-term order, so each
+    /// sum is bit-identical to the merge's) and only the top `k` are sorted.
+    pub fn search_top(&self, query_tokens: &[String], k: usize) -> Vec<(u32, f64)> {
+        self.search_top_by(query_tokens, k, &|doc| doc)
+    }
+
+    /// [`Bm25Index::search_top`] with ties broken by `tie(doc)` ascending
+    /// instead of the doc number (e.g. the record id the doc stands for).
+    pub fn search_top_by<T: Ord>(
+        &self,
+        query_tokens: &[String],
+        k: usize,
+        tie: &dyn Fn(u32) -> T,
+    ) -> Vec<(u32, f64)> {
+        let terms = unique_terms(query_tokens);
+        if terms.is_empty() || self.live_count == 0 || k == 0 {
+            return Vec::new();
+        }
+        let n = self.live_count as f64;
+        let total = self.live_total_len as f64;
+        let avgdl = if n > 0.0 && total > 0.0 {
+            total / n
+        } else {
+            1.0
+        };
+        let live = |doc: u32| Self::live_in(&self.live, doc);
+        let mut acc: Vec<f64> = vec![0.0; self.lens.len()];
+        let mut touched: Vec<u32> = Vec::new();
+        for term in terms {
+            let Some(list) = self
+                .terms
+                .get(term)
+                .and_then(|t| usize::try_from(*t).ok())
+                .and_then(|t| self.postings.get(t))
+            else {
+                continue;
+            };
+            let df = if self.dead == 0 {
+                list.len()
+            } else {
+                list.iter().filter(|p| live(p.doc)).count()
+            };
+            if df == 0 {
+                continue;
+            }
+            let term_idf = idf(n, df as f64);
+            for p in list {
+                if self.dead > 0 && !live(p.doc) {
+                    continue;
+                }
+                let i = usize::try_from(p.doc).unwrap_or(usize::MAX);
+                let len = self.lens.get(i).copied().unwrap_or(0);
+                if let Some(slot) = acc.get_mut(i) {
+                    if *slot == 0.0 {
+                        touched.push(p.doc);
+                    }
+                    *slot += term_score(term_idf, p.tf, len, avgdl);
+                }
+            }
+        }
+        let mut out: Vec<(u32, f64)> = touched
+            .into_iter()
+            .filter_map(|d| {
+                let score = acc.get(usize::try_from(d).ok()?).copied()?;
+                (score > 0.0).then_some((d, score))
+            })
+            .collect();
+        let order = |a: &(u32, f64), b: &(u32, f64)| {
+            b.1.total_cmp(&a.1).then_with(|| tie(a.0).cmp(&tie(b.0)))
+        };
+        if out.len() > k {
+            out.select_nth_unstable_by(k - 1, order);
+            out.truncate(k);
+        }
+        out.sort_by(order);
+        out
+    }
+
     /// Ranks the live docs for which `filter` returns true, with `N`,
     /// `avgdl` and `df` computed over exactly those docs (spec §11.2:
     /// statistics are recomputed per query over the candidate set). Calls
@@ -372,6 +452,49 @@ impl Bm25Index {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `search_top` equals `search_all` truncated, bit for bit, on random
+    /// corpora with removed documents.
+    #[test]
+    fn top_k_equals_the_full_ranking_truncated() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut rand = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        for round in 0..30 {
+            let mut idx = Bm25Index::new();
+            let docs = 50 + rand(200);
+            for _ in 0..docs {
+                let len = 1 + rand(12);
+                let words: Vec<String> = (0..len)
+                    .map(|_| format!("word:w{}", rand(25) * rand(4)))
+                    .collect();
+                idx.add(&words);
+            }
+            if round % 3 == 0 {
+                for _ in 0..rand(20) {
+                    idx.remove(u32::try_from(rand(docs)).unwrap_or(0));
+                }
+            }
+            for _ in 0..10 {
+                let q: Vec<String> = (0..1 + rand(4))
+                    .map(|_| format!("word:w{}", rand(30)))
+                    .collect();
+                for k in [1, 3, 6, 50] {
+                    let mut full = idx.search_all(&q);
+                    full.truncate(k);
+                    assert_eq!(
+                        idx.search_top(&q, k),
+                        full,
+                        "round {round}, query {q:?}, k {k}"
+                    );
+                }
+            }
+        }
+    }
 
     fn doc(words: &[&str]) -> Vec<String> {
         words.iter().map(|w| format!("word:{w}")).collect()

@@ -376,7 +376,17 @@ impl EventIndex {
         };
 
         // Step 3: BM25 over the candidates, ties by id.
+        let id_of = |doc: u32| {
+            usize::try_from(doc)
+                .ok()
+                .and_then(|i| self.by_doc.get(i))
+                .map(|(id, _)| *id)
+        };
+        let only_bm25 = !any_filter && !query_tokens.is_empty();
         let hits = match thread {
+            // A plain text query over every event: only the top `limit`
+            // matter (see below), found without sorting every match.
+            None if only_bm25 => self.bm25.search_top_by(&query_tokens, limit, &id_of),
             None => self.bm25.search_all(&query_tokens),
             Some(t) => self.bm25.search(&query_tokens, &|doc| {
                 usize::try_from(doc)
@@ -394,7 +404,7 @@ impl EventIndex {
             .collect();
         let order =
             |a: &(RecordId, f64), b: &(RecordId, f64)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
-        if !any_filter && !query_tokens.is_empty() {
+        if only_bm25 {
             // BM25 is the only ranking: RRF over one ranking keeps its order
             // and scores rank r as 1 / (k + r + 1), so only the top `limit`
             // need sorting.
