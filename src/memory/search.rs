@@ -374,9 +374,10 @@ impl Searcher {
         channel: Channel,
         r: &SearchRequest,
     ) -> Result<Vec<SearchHit>, MemoryError> {
-        let per_channel = match (channel, r.budget) {
-            (Channel::All, Some(_)) => Some(20),
-            (Channel::All, None) => Some(20),
+        // Fused searches draw up to 20 hits from each channel, then cut by
+        // the budget (or the limit); a single channel uses the limit.
+        let per_channel = match channel {
+            Channel::All => Some(20),
             _ => r.limit,
         };
         let mut hits = match channel {
