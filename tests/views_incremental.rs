@@ -176,3 +176,56 @@ proptest! {
         same_as_rebuild(&memory, "");
     }
 }
+
+#[test]
+fn a_search_index_refreshed_along_the_way_equals_one_built_afresh() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path();
+    let conv26 = data_file("locomo/conv-26.json");
+    let conv30 = data_file("locomo/conv-30.json");
+    ok(
+        data,
+        &["import", "locomo", conv26.to_str().unwrap(), "--quiet"],
+    );
+    let memory = Memory::open(data).unwrap();
+    let mut kept = memory.searcher(None, "").unwrap();
+    let before = kept.last_seq();
+    drop(memory);
+    ok(
+        data,
+        &["import", "locomo", conv30.to_str().unwrap(), "--quiet"],
+    );
+    let memory = Memory::open(data).unwrap();
+    let events = memory.events(None, "", None).unwrap();
+    memory
+        .govern(
+            &events[2].id.to_hex(),
+            GovernanceAction::Forget,
+            Actor::User,
+            None,
+        )
+        .unwrap();
+    use_top_hit(&memory, "Paris");
+    memory.refresh_searcher(&mut kept).unwrap();
+    assert!(kept.last_seq() > before);
+    let fresh = memory.searcher(None, "").unwrap();
+    assert_eq!(kept.last_seq(), fresh.last_seq());
+    assert_eq!(kept.digest(), fresh.digest());
+    for q in [
+        "Paris",
+        "pottery class",
+        "When did Jon lose his job?",
+        "adoption agency",
+    ] {
+        let request = SearchRequest {
+            query: q.into(),
+            budget: Some(200),
+            ..SearchRequest::default()
+        };
+        assert_eq!(
+            kept.search(Channel::All, &request).unwrap(),
+            fresh.search(Channel::All, &request).unwrap(),
+            "{q}"
+        );
+    }
+}

@@ -155,10 +155,19 @@ struct RawDoc {
     question: bool,
 }
 
-/// The indexes of one tenant under one profile.
+/// The indexes of one tenant under one profile, kept up to date with the
+/// log by [`Memory::refresh_searcher`]: building one is refreshing an empty
+/// one from the first record, so an index refreshed along the way and one
+/// built afresh hold the same content ([`Searcher::digest`]).
 pub struct Searcher {
+    tenant: String,
+    profile: Option<String>,
+    /// Last log sequence applied.
+    last_seq: u64,
+    extractor: (String, strataflow_log::Digest),
     events: EventIndex,
     event_threads: BTreeMap<RecordId, String>,
+    block_threads: BTreeMap<RecordId, String>,
     external: BTreeMap<RecordId, String>,
     graph: GraphState,
     graph_index: GraphIndex,
@@ -166,75 +175,100 @@ pub struct Searcher {
     /// The same messages with stemmed tokens, for the fused search.
     raw_stemmed: Bm25Index,
     raw_docs: Vec<RawDoc>,
+    /// Raw doc → the next message of its thread.
+    next_in_thread: Vec<Option<usize>>,
+    last_in_thread: BTreeMap<String, usize>,
 }
 
 impl Memory {
     /// Builds the search indexes of a tenant under a profile.
     pub fn searcher(&self, profile: Option<&str>, tenant: &str) -> Result<Searcher, MemoryError> {
-        let status: EventStatusView = self.event_status()?;
-        let weights = self.weights(tenant)?;
-        let found = self.profile_events(profile, tenant, None)?;
-        let mut events = EventIndex::new();
-        let mut event_threads = BTreeMap::new();
-        for (id, thread, event) in found.events {
-            let st = status.get(&id).map_or(EventStatus::Active, |s| s.status);
-            event_threads.insert(id, thread.clone());
-            events.insert(EventDoc {
-                id,
-                event,
-                status: st,
-                thread,
-                weight: weights.get(&id).map_or(1.0, |w| w.weight),
-            });
-        }
-        let mut raw = Bm25Index::new();
-        let mut raw_stemmed = Bm25Index::new();
-        let mut raw_docs = Vec::new();
-        for (t, thread, _) in self.store.thread_heads()? {
-            if t != tenant {
+        let (_, ops) = self.operators(profile)?;
+        let mut s = Searcher {
+            tenant: tenant.to_owned(),
+            profile: profile.map(str::to_owned),
+            last_seq: 0,
+            extractor: (ops.extractor.id().to_string(), ops.extractor.config_hash()),
+            events: EventIndex::new(),
+            event_threads: BTreeMap::new(),
+            block_threads: BTreeMap::new(),
+            external: BTreeMap::new(),
+            graph: GraphState::fold(&[], &|_| true),
+            graph_index: GraphIndex::build(&GraphState::fold(&[], &|_| true)),
+            raw: Bm25Index::new(),
+            raw_stemmed: Bm25Index::new(),
+            raw_docs: Vec::new(),
+            next_in_thread: Vec::new(),
+            last_in_thread: BTreeMap::new(),
+        };
+        self.refresh_searcher(&mut s)?;
+        Ok(s)
+    }
+
+    /// Applies the records appended since the searcher's last sequence:
+    /// new messages and events enter the indexes; statuses, weights and
+    /// the graph are brought up to date.
+    pub fn refresh_searcher(&self, s: &mut Searcher) -> Result<(), MemoryError> {
+        let mut new_events: Vec<RecordId> = Vec::new();
+        for item in self.store.scan(s.last_seq + 1) {
+            let stored = item?;
+            s.last_seq = stored.seq;
+            if stored.record.tenant() != s.tenant {
                 continue;
             }
-            for entry in self.store.thread_records(&t, &thread, 0) {
-                let (_, kind, id) = entry?;
-                if kind != RecordKind::Message {
-                    continue;
+            match stored.record {
+                Record::Message(m) => s.add_message(stored.id, m),
+                Record::Block(b) => {
+                    s.block_threads.insert(stored.id, b.thread);
                 }
-                if let Some(Record::Message(m)) = self.store.get(&id)?.map(|s| s.record) {
-                    let speaker = m
-                        .speaker
-                        .clone()
-                        .unwrap_or_else(|| m.role.label().to_owned());
-                    let text = format!("{speaker}: {}", m.content);
-                    let doc_tokens =
-                        weighted_tokens(&[(speaker.as_str(), 1), (m.content.as_str(), 1)]);
-                    raw_stemmed.add(&stemmed(&doc_tokens));
-                    raw.add(&doc_tokens);
-                    raw_docs.push(RawDoc {
-                        id,
-                        question: m.content.trim_end().ends_with('?'),
-                        external_id: m.external_id,
-                        thread: thread.clone(),
-                        // Never clipped: a hit counts only when its text
-                        // holds the whole message it cites.
-                        text: format!(
-                            "{text} [said {}]",
-                            m.time.to_rfc3339().get(..10).unwrap_or_default()
-                        ),
-                    });
+                Record::Derivation(d)
+                    if d.operator == s.extractor.0
+                        && d.config_hash == s.extractor.1
+                        && d.outcome == strataflow_log::record::Outcome::Ok =>
+                {
+                    new_events.extend(d.outputs);
                 }
+                _ => {}
             }
         }
-        let graph = self.graph(profile, tenant)?;
-        Ok(Searcher {
-            events,
-            event_threads,
-            external: found.external,
-            graph_index: GraphIndex::build(&graph),
-            graph,
-            raw,
-            raw_stemmed,
-            raw_docs,
-        })
+        let status: EventStatusView = self.event_status()?;
+        let weights = self.weights(&s.tenant)?;
+        for id in new_events {
+            if s.events.get(&id).is_some() {
+                continue;
+            }
+            let Some(Record::Event(event)) = self.store.get(&id)?.map(|x| x.record) else {
+                continue;
+            };
+            let thread = s
+                .block_threads
+                .get(&event.block)
+                .cloned()
+                .unwrap_or_default();
+            s.event_threads.insert(id, thread.clone());
+            s.events.insert(EventDoc {
+                id,
+                event,
+                status: EventStatus::Active,
+                thread,
+                weight: 1.0,
+            });
+        }
+        let ids: Vec<RecordId> = s.event_threads.keys().copied().collect();
+        for id in ids {
+            s.events.set_status(
+                &id,
+                status.get(&id).map_or(EventStatus::Active, |x| x.status),
+            );
+            s.events
+                .set_weight(&id, weights.get(&id).map_or(1.0, |w| w.weight));
+        }
+        let graph = self.graph(s.profile.as_deref(), &s.tenant)?;
+        if graph != s.graph {
+            s.graph_index = GraphIndex::build(&graph);
+            s.graph = graph;
+        }
+        Ok(())
     }
 
     /// Runs a search and records it as a retrieval batch.
@@ -363,6 +397,59 @@ fn parse_time(field: &str, text: Option<&str>) -> Result<Option<Timestamp>, Memo
 }
 
 impl Searcher {
+    fn add_message(&mut self, id: RecordId, m: strataflow_log::record::Message) {
+        let speaker = m
+            .speaker
+            .clone()
+            .unwrap_or_else(|| m.role.label().to_owned());
+        let text = format!("{speaker}: {}", m.content);
+        let doc_tokens = weighted_tokens(&[(speaker.as_str(), 1), (m.content.as_str(), 1)]);
+        self.raw_stemmed.add(&stemmed(&doc_tokens));
+        self.raw.add(&doc_tokens);
+        let doc = self.raw_docs.len();
+        if let Some(prev) = self.last_in_thread.insert(m.thread.clone(), doc) {
+            if let Some(slot) = self.next_in_thread.get_mut(prev) {
+                *slot = Some(doc);
+            }
+        }
+        self.next_in_thread.push(None);
+        self.external.insert(id, m.external_id.clone());
+        self.raw_docs.push(RawDoc {
+            id,
+            question: m.content.trim_end().ends_with('?'),
+            external_id: m.external_id,
+            thread: m.thread,
+            // Never clipped: a hit counts only when its text holds the
+            // whole message it cites.
+            text: format!(
+                "{text} [said {}]",
+                m.time.to_rfc3339().get(..10).unwrap_or_default()
+            ),
+        });
+    }
+
+    /// The last log sequence applied.
+    pub fn last_seq(&self) -> u64 {
+        self.last_seq
+    }
+
+    /// blake3 hex over the indexed content: raw messages in order, events
+    /// with their status, and the graph's digest (weights are floats and
+    /// follow from the weights view, whose digest covers them).
+    pub fn digest(&self) -> String {
+        let mut h = blake3::Hasher::new_derive_key("strataflow view search v1");
+        for d in &self.raw_docs {
+            h.update(d.id.as_bytes());
+        }
+        for id in self.event_threads.keys() {
+            h.update(id.as_bytes());
+            let status = self.events.get(id).map_or(0u8, |d| d.status as u8);
+            h.update(&[status]);
+        }
+        h.update(self.graph.digest().as_bytes());
+        h.finalize().to_hex().to_string()
+    }
+
     /// Events in the index.
     pub fn event_count(&self) -> usize {
         self.events.len()
@@ -617,9 +704,11 @@ impl Searcher {
                 let mut source_messages = vec![d.external_id.clone()];
                 if answers && d.question {
                     if let Some(next) = self
-                        .raw_docs
-                        .get(doc as usize + 1)
-                        .filter(|n| n.thread == d.thread)
+                        .next_in_thread
+                        .get(doc as usize)
+                        .copied()
+                        .flatten()
+                        .and_then(|n| self.raw_docs.get(n))
                     {
                         text = format!("{text} {}", next.text);
                         source_messages.push(next.external_id.clone());
