@@ -411,8 +411,9 @@ fn govern(
         GovernanceAction::ExpandBlock { .. } => "expanded",
     };
     let record = memory.govern(&args.event, action, Actor::User, args.reason)?;
-    let event = memory.show(&args.event)?.id;
-    let status = memory.event_status()?;
+    let shown = memory.show(&args.event)?;
+    let event = shown.id;
+    let status = memory.event_status(shown.record.tenant())?;
     let state = status.get(&event);
     writeln!(
         out,

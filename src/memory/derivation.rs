@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use strataflow_log::record::{Event, Governance, GraphAssertion, Outcome, Record, RecordKind};
+use strataflow_log::record::{Event, GraphAssertion, Outcome, Record, RecordKind};
 use strataflow_log::{RecordId, SourceTime, Timestamp};
 use strataflow_materializers::event_status::{EventStatus, EventStatusView};
 use strataflow_materializers::graph_state::GraphState;
@@ -319,7 +319,7 @@ impl Memory {
         thread: Option<&str>,
     ) -> Result<Vec<EventListing>, MemoryError> {
         let found = self.profile_events(profile, tenant, thread)?;
-        let status = self.event_status()?;
+        let status = self.event_status(tenant)?;
         Ok(found
             .events
             .iter()
@@ -327,18 +327,12 @@ impl Memory {
             .collect())
     }
 
-    /// The status view over every event and governance record.
-    pub fn event_status(&self) -> Result<EventStatusView, MemoryError> {
-        let events: Vec<(RecordId, Event)> = self.all_of_kind(RecordKind::Event, |r| match r {
-            Record::Event(e) => Some(e),
-            _ => None,
-        })?;
-        let governance: Vec<(RecordId, Governance)> =
-            self.all_of_kind(RecordKind::Governance, |r| match r {
-                Record::Governance(g) => Some(g),
-                _ => None,
-            })?;
-        Ok(EventStatusView::fold(&events, &governance))
+    /// The status view of a tenant's events: its persisted event status
+    /// view, refreshed to the end of the log.
+    pub fn event_status(&self, tenant: &str) -> Result<EventStatusView, MemoryError> {
+        let (state, _) =
+            self.refresh::<strataflow_materializers::view::EventStatusState>(tenant)?;
+        Ok(state.view())
     }
 
     /// The graph a profile's projector built for a tenant (from every
@@ -354,23 +348,8 @@ impl Memory {
                 assertions.push((id, a));
             }
         }
-        let status = self.event_status()?;
+        let status = self.event_status(tenant)?;
         Ok(GraphState::fold(&assertions, &|id| status.is_visible(id)))
-    }
-
-    fn all_of_kind<T>(
-        &self,
-        kind: RecordKind,
-        pick: impl Fn(Record) -> Option<T>,
-    ) -> Result<Vec<(RecordId, T)>, MemoryError> {
-        let mut out = Vec::new();
-        for entry in self.store.ids_of_kind(kind) {
-            let (_, id) = entry?;
-            if let Some(x) = self.store.get(&id)?.map(|s| s.record).and_then(&pick) {
-                out.push((id, x));
-            }
-        }
-        Ok(out)
     }
 }
 

@@ -201,6 +201,6 @@ impl Memory {
     /// refreshed to the end of the log, with the current statuses.
     pub fn weights(&self, tenant: &str) -> Result<WeightsView, MemoryError> {
         let (state, _) = self.refresh::<WeightsState>(tenant)?;
-        Ok(state.view(&self.event_status()?))
+        Ok(state.view(&self.event_status(tenant)?))
     }
 }

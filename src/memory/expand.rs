@@ -105,7 +105,7 @@ impl Memory {
             }
         }
         let status = self
-            .event_status()?
+            .event_status(&event.tenant)?
             .get(&stored.id)
             .map_or(EventStatus::Active, |s| s.status);
         let weight = self

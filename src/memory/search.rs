@@ -231,7 +231,7 @@ impl Memory {
                 _ => {}
             }
         }
-        let status: EventStatusView = self.event_status()?;
+        let status: EventStatusView = self.event_status(&s.tenant)?;
         let weights = self.weights(&s.tenant)?;
         for id in new_events {
             if s.events.get(&id).is_some() {
