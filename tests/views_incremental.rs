@@ -23,6 +23,12 @@ fn same_as_rebuild(memory: &Memory, tenant: &str) {
     }
 }
 
+fn decide(memory: &Memory, event: &strataflow::log::RecordId, action: GovernanceAction) {
+    memory
+        .govern(&event.to_hex(), action, Actor::User, None)
+        .unwrap();
+}
+
 fn use_top_hit(memory: &Memory, query: &str) {
     let found = memory
         .search(
@@ -70,32 +76,11 @@ fn locomo_views_refreshed_along_the_way_equal_a_rebuild() {
     let memory = Memory::open(data).unwrap();
     memory.views("", false).unwrap();
     let events = memory.events(None, "", None).unwrap();
-    memory
-        .govern(
-            &events[3].id.to_hex(),
-            GovernanceAction::Forget,
-            Actor::User,
-            None,
-        )
-        .unwrap();
+    decide(&memory, &events[3].id, GovernanceAction::Forget);
     use_top_hit(&memory, "charity race");
     memory.views("", false).unwrap();
-    memory
-        .govern(
-            &events[3].id.to_hex(),
-            GovernanceAction::Restore,
-            Actor::User,
-            None,
-        )
-        .unwrap();
-    memory
-        .govern(
-            &events[5].id.to_hex(),
-            GovernanceAction::Pin,
-            Actor::User,
-            None,
-        )
-        .unwrap();
+    decide(&memory, &events[3].id, GovernanceAction::Restore);
+    decide(&memory, &events[5].id, GovernanceAction::Pin);
     use_top_hit(&memory, "Paris");
     same_as_rebuild(&memory, "");
     drop(memory);
@@ -197,14 +182,7 @@ fn a_search_index_refreshed_along_the_way_equals_one_built_afresh() {
     );
     let memory = Memory::open(data).unwrap();
     let events = memory.events(None, "", None).unwrap();
-    memory
-        .govern(
-            &events[2].id.to_hex(),
-            GovernanceAction::Forget,
-            Actor::User,
-            None,
-        )
-        .unwrap();
+    decide(&memory, &events[2].id, GovernanceAction::Forget);
     use_top_hit(&memory, "Paris");
     memory.refresh_searcher(&mut kept).unwrap();
     assert!(kept.last_seq() > before);
