@@ -9,7 +9,7 @@
 //! use strataflow::pipeline::ingest::OnInvalid;
 //!
 //! let memory = Memory::open("strataflow-data")?;
-//! let options = memory.ingest_options();
+//! let options = memory.ingest_options()?;
 //! let stats = memory.ingest_jsonl(
 //!     "examples/data/sample.jsonl".as_ref(),
 //!     &options,

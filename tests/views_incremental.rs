@@ -134,7 +134,7 @@ proptest! {
                     }
                     let file = dir.path().join(format!("chunk{next_turn}.jsonl"));
                     common::write_lines(&file, &lines);
-                    let options = memory.ingest_options();
+                    let options = memory.ingest_options().unwrap();
                     memory.ingest_jsonl(&file, &options, OnInvalid::Refuse, &mut |_| {}).unwrap();
                     memory.derive(None, &memory.derive_options(), &mut |_| {}).unwrap();
                 }

@@ -25,16 +25,14 @@
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 
-use strataflow_log::envelope::encode_with_id;
 use strataflow_log::record::{
     Block, BlockSummary, Derivation, Event, Message, Outcome, Record, RecordKind,
 };
 use strataflow_log::{Digest, Durability, RecordId, Store, StoreError};
-use strataflow_operators::operator::{
-    BlockInput, ExtractionInput, OperatorId, ProjectionInput, TIMELINE_LIMIT,
-};
+use strataflow_operators::operator::{BlockInput, OperatorId, TIMELINE_LIMIT};
 use strataflow_operators::profile::Operators;
-use strataflow_operators::validate;
+
+use crate::stage::{self, ExtractionContext, StageRun};
 
 /// How failed operator runs are retried.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -224,15 +222,6 @@ struct Run<'a> {
     next_wake: Option<Instant>,
 }
 
-/// One run of an operator: what its `Derivation` will say.
-struct Attempt<'t> {
-    tenant: &'t str,
-    op: OperatorId,
-    config: Digest,
-    inputs: Vec<RecordId>,
-    attempt: u32,
-}
-
 /// What happened to a stage in this pass.
 enum Step<T> {
     Done(T),
@@ -332,42 +321,19 @@ impl Run<'_> {
         Ok(receipt.records.iter().map(|a| a.id).collect())
     }
 
-    /// Appends an operator run: its outputs, then its `Derivation` citing
-    /// them, in one batch. Returns the outputs' ids.
-    fn commit(
-        &mut self,
-        run: &Attempt<'_>,
-        mut outputs: Vec<Record>,
-        outcome: Outcome,
-    ) -> Result<Vec<RecordId>, DeriveError> {
-        let ids = outputs
-            .iter()
-            .map(|r| encode_with_id(r).map(|(id, _)| id))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(StoreError::from)?;
-        outputs.push(Record::Derivation(Derivation {
-            tenant: run.tenant.to_owned(),
-            operator: run.op.to_string(),
-            config_hash: run.config,
-            inputs: run.inputs.clone(),
-            outputs: ids.clone(),
-            outcome,
-            attempt: run.attempt,
-        }));
-        self.append(outputs)?;
-        Ok(ids)
-    }
-
-    /// Appends a failed run and schedules its retry.
-    fn commit_failure(
+    /// Appends a stage run; a failure schedules its retry. Returns the
+    /// stage's output when it succeeded.
+    fn commit<T>(
         &mut self,
         key: StageKey,
-        run: &Attempt<'_>,
-        error: String,
-    ) -> Result<(), DeriveError> {
-        self.commit(run, Vec::new(), Outcome::Failed { error })?;
-        self.failed(key, run.attempt);
-        Ok(())
+        attempt: u32,
+        run: StageRun<T>,
+    ) -> Result<Option<T>, DeriveError> {
+        self.append(run.records)?;
+        if run.error.is_some() {
+            self.failed(key, attempt);
+        }
+        Ok(run.output)
     }
 
     fn summary(
@@ -393,37 +359,13 @@ impl Run<'_> {
         if !self.may_run(&key, state.failures) {
             return Ok(Step::NotYet);
         }
-        let run = Attempt {
-            tenant: &input.block.tenant,
-            op,
-            config,
-            inputs: vec![input.id],
-            attempt: state.failures + 1,
-        };
         self.stats.runs += 1;
-        let result = self
-            .ops
-            .summarizer
-            .summarize(input)
-            .and_then(|s| validate::summary(input, s));
-        match result {
-            Ok(summary) => {
-                let ids = self.commit(
-                    &run,
-                    vec![Record::BlockSummary(summary.clone())],
-                    Outcome::Ok,
-                )?;
-                let id = ids
-                    .first()
-                    .copied()
-                    .ok_or_else(|| DeriveError::Damaged("summary id lost".into()))?;
-                Ok(Step::Done((id, summary)))
-            }
-            Err(e) => {
-                self.commit_failure(key, &run, e.0)?;
-                Ok(Step::NotYet)
-            }
-        }
+        let attempt = state.failures + 1;
+        let run = stage::summarize(self.ops, input, attempt)?;
+        Ok(match self.commit(key, attempt, run)? {
+            Some(done) => Step::Done(done),
+            None => Step::NotYet,
+        })
     }
 
     fn extraction(
@@ -447,58 +389,29 @@ impl Run<'_> {
             }
             return Ok(Step::Done(events));
         }
-        let run = Attempt {
-            tenant: &input.block.tenant,
-            op,
-            config,
-            inputs: vec![input.id, summary_id],
-            attempt: state.failures + 1,
-        };
-        if !summary.should_extract {
-            let reason = "the summary found nothing to extract".to_owned();
-            self.commit(&run, Vec::new(), Outcome::Skipped { reason })?;
-            return Ok(Step::Done(Vec::new()));
-        }
         let key = StageKey::Extraction(input.id);
-        if !self.may_run(&key, state.failures) {
+        // A skipped extraction never fails, so it needs no retry slot.
+        if summary.should_extract && !self.may_run(&key, state.failures) {
             return Ok(Step::NotYet);
         }
-        self.stats.runs += 1;
+        if summary.should_extract {
+            self.stats.runs += 1;
+        }
         let previous = self.key_points(neighbours.0)?;
         let next = self.key_points(neighbours.1)?;
-        let extraction_input = ExtractionInput {
-            target: *input,
+        let context = ExtractionContext {
+            summary_id,
             summary,
             previous_key_points: previous.as_deref(),
             next_key_points: next.as_deref(),
             timeline,
         };
-        let timeline_ids: Vec<RecordId> = timeline.iter().map(|(id, _)| *id).collect();
-        let result = self.ops.extractor.extract(&extraction_input).and_then(|x| {
-            let (events, dropped) = validate::events(input, &timeline_ids, x.events);
-            if x.should_extract && events.is_empty() {
-                let reason = if x.reason.trim().is_empty() {
-                    String::new()
-                } else {
-                    format!(": {}", x.reason.trim())
-                };
-                return Err(strataflow_operators::operator::OperatorError(format!(
-                    "extractor requested extraction but returned no valid events ({dropped} dropped){reason}"
-                )));
-            }
-            Ok(events)
-        });
-        match result {
-            Ok(events) => {
-                let records = events.iter().cloned().map(Record::Event).collect();
-                let ids = self.commit(&run, records, Outcome::Ok)?;
-                Ok(Step::Done(ids.into_iter().zip(events).collect()))
-            }
-            Err(e) => {
-                self.commit_failure(key, &run, e.0)?;
-                Ok(Step::NotYet)
-            }
-        }
+        let attempt = state.failures + 1;
+        let run = stage::extract(self.ops, input, &context, attempt)?;
+        Ok(match self.commit(key, attempt, run)? {
+            Some(done) => Step::Done(done),
+            None => Step::NotYet,
+        })
     }
 
     /// L2 key points of a block under this profile's summarizer, if summarized.
@@ -538,27 +451,9 @@ impl Run<'_> {
             return Ok(());
         }
         self.stats.runs += 1;
-        let result = self
-            .ops
-            .projector
-            .project(&ProjectionInput { tenant, events });
-        let run = Attempt {
-            tenant,
-            op,
-            config,
-            inputs,
-            attempt: state.failures + 1,
-        };
-        match result {
-            Ok(assertions) => {
-                let records = validate::assertions(&run.inputs, assertions)
-                    .into_iter()
-                    .map(Record::GraphAssertion)
-                    .collect();
-                self.commit(&run, records, Outcome::Ok)?;
-            }
-            Err(e) => self.commit_failure(key, &run, e.0)?,
-        }
+        let attempt = state.failures + 1;
+        let run = stage::project(self.ops, tenant, events, attempt)?;
+        self.commit(key, attempt, run)?;
         Ok(())
     }
 }

@@ -13,15 +13,24 @@
 //! continue from the thread head, and blocks depend only on message order, so
 //! a run killed at any point and started again ends with exactly the records
 //! of an uninterrupted run.
+//!
+//! The storing pass runs on the staged runtime ([`crate::runtime`]): this
+//! module reads and validates in the calling thread and feeds it. With
+//! operators in [`IngestOptions::operators`], every block is derived as it
+//! seals; blocks the log holds underived (an earlier run without operators,
+//! or a failed operator) are derived first by [`crate::derive`], and failed
+//! runs are left to it afterwards.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::io::Write;
 
 use strataflow_log::envelope::encode_with_id;
-use strataflow_log::record::{Message, Record, RecordKind};
+use strataflow_log::record::{Record, RecordKind};
 use strataflow_log::{Durability, RecordId, Store, StoreError};
-use strataflow_operators::sealer::{Sealer, ThreadCursor};
+use strataflow_operators::profile::Operators;
+use strataflow_operators::sealer::Sealer;
 
+use crate::runtime::{self, RuntimeOptions};
 use crate::source::{InputError, MessageInput, Rejected, SourceError, SourceItem};
 
 /// Default number of records per committed batch.
@@ -51,6 +60,12 @@ pub enum IngestError {
     /// The rejects file could not be written.
     #[error("cannot write the rejects file: {0}")]
     Rejects(#[source] std::io::Error),
+    /// Catching up derivation before the run failed.
+    #[error(transparent)]
+    Derive(#[from] crate::derive::DeriveError),
+    /// A stage of the runtime stopped.
+    #[error("pipeline failure: {0}")]
+    Worker(String),
 }
 
 fn refusal_text(errors: &[InputError], total: u64) -> String {
@@ -78,14 +93,20 @@ pub enum OnInvalid<'w> {
 }
 
 /// Settings of an ingest run.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct IngestOptions {
     /// Durability of each committed batch.
     pub durability: Durability,
-    /// Records per committed batch.
+    /// Records per committed batch (a batch is cut at the first chunk
+    /// boundary past this many records, or when the writer has caught up).
     pub batch_records: usize,
     /// The sealer of the data directory.
     pub sealer: Sealer,
+    /// Worker threads (default: the machine's cores).
+    pub workers: usize,
+    /// Operators deriving every block as it seals; `None` stores messages
+    /// and blocks only.
+    pub operators: Option<Operators>,
 }
 
 impl Default for IngestOptions {
@@ -94,8 +115,15 @@ impl Default for IngestOptions {
             durability: Durability::Sync,
             batch_records: DEFAULT_BATCH_RECORDS,
             sealer: Sealer::default(),
+            workers: default_workers(),
+            operators: None,
         }
     }
+}
+
+/// The machine's cores (1 if unknown).
+pub fn default_workers() -> usize {
+    std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
 }
 
 /// Counters of an ingest run.
@@ -115,6 +143,33 @@ pub struct IngestStats {
     pub threads: u64,
     /// Batches committed.
     pub batches: u64,
+    /// Block summaries written.
+    pub summaries: u64,
+    /// Events written.
+    pub events: u64,
+    /// Graph assertions written.
+    pub assertions: u64,
+    /// Operator runs that failed (recorded, retried by derivation).
+    pub failed_runs: u64,
+}
+
+impl IngestStats {
+    /// The sum of two sets of counters (the reader's and the writer's).
+    pub fn merged(&self, other: &Self) -> Self {
+        Self {
+            read: self.read + other.read,
+            stored: self.stored + other.stored,
+            already_stored: self.already_stored + other.already_stored,
+            rejected: self.rejected + other.rejected,
+            blocks_sealed: self.blocks_sealed + other.blocks_sealed,
+            threads: self.threads + other.threads,
+            batches: self.batches + other.batches,
+            summaries: self.summaries + other.summaries,
+            events: self.events + other.events,
+            assertions: self.assertions + other.assertions,
+            failed_runs: self.failed_runs + other.failed_runs,
+        }
+    }
 }
 
 /// A source the ingest can read more than once (the refuse policy reads twice).
@@ -142,9 +197,16 @@ pub fn ingest(
     on_invalid: OnInvalid<'_>,
     progress: &mut dyn FnMut(&IngestStats),
 ) -> Result<IngestStats, IngestError> {
-    let mut validator = Validator::default();
+    let runtime = RuntimeOptions {
+        workers: options.workers.max(1),
+        group_records: options.batch_records.max(1),
+        durability: options.durability,
+        sealer: options.sealer,
+        operators: options.operators.clone(),
+    };
     match on_invalid {
         OnInvalid::Refuse => {
+            let mut validator = Validator::default();
             let mut errors = Vec::new();
             let mut total = 0u64;
             for item in source.items()? {
@@ -162,46 +224,89 @@ pub fn ingest(
             if total > 0 {
                 return Err(IngestError::Refused { errors, total });
             }
-            let mut writer = Writer::new(store, options, progress);
-            for item in source.items()? {
-                match item? {
-                    Ok(input) => writer.push(input)?,
-                    Err(rejected) => {
+            drop(validator);
+            catch_up(store, options)?;
+            let mut seen = Validator::default();
+            runtime::run(store, &runtime, progress, |feeder| {
+                for item in source.items()? {
+                    let input = match item? {
+                        Ok(input) => input,
                         // The input changed between the passes.
+                        Err(rejected) => {
+                            return Err(IngestError::Refused {
+                                errors: vec![rejected.error],
+                                total: 1,
+                            });
+                        }
+                    };
+                    feeder.reader.read += 1;
+                    if let Err(e) = seen.check(store, &input)? {
                         return Err(IngestError::Refused {
-                            errors: vec![rejected.error],
+                            errors: vec![e],
                             total: 1,
                         });
                     }
+                    if seen.repeated {
+                        feeder.reader.already_stored += 1;
+                        continue;
+                    }
+                    feeder.push(input)?;
                 }
-            }
-            writer.finish()
+                Ok(())
+            })
         }
         OnInvalid::Quarantine(rejects) => {
-            let mut writer = Writer::new(store, options, progress);
-            for item in source.items()? {
-                let checked = match item? {
-                    Err(rejected) => Err(rejected),
-                    Ok(input) => match validator.check(store, &input)? {
-                        Ok(()) => Ok(input),
-                        Err(error) => Err(Rejected {
-                            input: input.to_json(),
-                            error,
-                        }),
-                    },
-                };
-                match checked {
-                    Ok(input) => writer.push(input)?,
-                    Err(rejected) => {
-                        write_reject(rejects, &rejected).map_err(IngestError::Rejects)?;
-                        writer.stats.rejected += 1;
+            catch_up(store, options)?;
+            let mut validator = Validator::default();
+            runtime::run(store, &runtime, progress, |feeder| {
+                for item in source.items()? {
+                    let checked = match item? {
+                        Err(rejected) => Err(rejected),
+                        Ok(input) => match validator.check(store, &input)? {
+                            Ok(()) => Ok(input),
+                            Err(error) => Err(Rejected {
+                                input: input.to_json(),
+                                error,
+                            }),
+                        },
+                    };
+                    match checked {
+                        Ok(input) => {
+                            feeder.reader.read += 1;
+                            if validator.repeated {
+                                feeder.reader.already_stored += 1;
+                                continue;
+                            }
+                            feeder.push(input)?;
+                        }
+                        Err(rejected) => {
+                            write_reject(rejects, &rejected).map_err(IngestError::Rejects)?;
+                            feeder.reader.rejected += 1;
+                        }
                     }
                 }
-            }
-            rejects.flush().map_err(IngestError::Rejects)?;
-            writer.finish()
+                rejects.flush().map_err(IngestError::Rejects)
+            })
         }
     }
+}
+
+/// Derives the blocks the log holds underived before new ones are derived
+/// inline (so each thread's extraction context is complete). Nothing to do
+/// on a store without blocks.
+fn catch_up(store: &Store, options: &IngestOptions) -> Result<(), IngestError> {
+    let Some(ops) = &options.operators else {
+        return Ok(());
+    };
+    if store.count(RecordKind::Block)? == 0 {
+        return Ok(());
+    }
+    let derive_options = crate::derive::DeriveOptions {
+        durability: options.durability,
+        ..crate::derive::DeriveOptions::default()
+    };
+    crate::derive::derive(store, ops, &derive_options, &mut |_| {})?;
+    Ok(())
 }
 
 fn write_reject(out: &mut dyn Write, rejected: &Rejected) -> std::io::Result<()> {
@@ -220,9 +325,17 @@ fn write_reject(out: &mut dyn Write, rejected: &Rejected) -> std::io::Result<()>
 
 /// Finds conflicting duplicates: an external id seen twice with different
 /// content, in the input or against the log.
+/// Keys are 128-bit hashes of (tenant, thread, external id), so memory is a
+/// few dozen bytes per distinct message; the store is consulted only for
+/// threads it already holds.
 #[derive(Default)]
 struct Validator {
-    seen: HashMap<(String, String, String), RecordId>,
+    seen: HashMap<u128, u128>,
+    /// Threads → whether the log held messages of them before the run.
+    stored_threads: HashMap<(String, String), bool>,
+    /// The last checked input repeats an earlier one of the input (same
+    /// content): the runtime skips it.
+    repeated: bool,
 }
 
 impl Validator {
@@ -231,12 +344,9 @@ impl Validator {
         store: &Store,
         input: &MessageInput,
     ) -> Result<Result<(), InputError>, StoreError> {
+        self.repeated = false;
         let fingerprint = content_fingerprint(input)?;
-        let key = (
-            input.tenant.clone(),
-            input.thread.clone(),
-            input.external_id.clone(),
-        );
+        let key = message_key(input);
         if let Some(earlier) = self.seen.get(&key) {
             if *earlier != fingerprint {
                 return Ok(Err(InputError::field(
@@ -248,6 +358,22 @@ impl Validator {
                     ),
                 )));
             }
+            self.repeated = true;
+            return Ok(Ok(()));
+        }
+        let thread = (input.tenant.clone(), input.thread.clone());
+        let thread_stored = match self.stored_threads.get(&thread) {
+            Some(known) => *known,
+            None => {
+                let known = store
+                    .thread_head(&input.tenant, &input.thread)?
+                    .is_some_and(|h| h.messages > 0);
+                self.stored_threads.insert(thread, known);
+                known
+            }
+        };
+        if !thread_stored {
+            self.seen.insert(key, fingerprint);
             return Ok(Ok(()));
         }
         if let Some(id) =
@@ -276,157 +402,24 @@ impl Validator {
 }
 
 /// A hash of everything in a message but its position.
-fn content_fingerprint(input: &MessageInput) -> Result<RecordId, StoreError> {
-    Ok(encode_with_id(&Record::Message(input.to_message(0)))?.0)
+fn content_fingerprint(input: &MessageInput) -> Result<u128, StoreError> {
+    Ok(short(
+        &encode_with_id(&Record::Message(input.to_message(0)))?.0,
+    ))
 }
 
-/// The sealing state of one thread.
-struct ThreadState {
-    next_position: u64,
-    cursor: ThreadCursor,
-    tail: Vec<(RecordId, Message)>,
+/// A 128-bit hash of a message's (tenant, thread, external id).
+fn message_key(input: &MessageInput) -> u128 {
+    let mut h = blake3::Hasher::new_derive_key("strataflow ingest message key v1");
+    for part in [&input.tenant, &input.thread, &input.external_id] {
+        h.update(&(part.len() as u64).to_le_bytes());
+        h.update(part.as_bytes());
+    }
+    short(&RecordId(*h.finalize().as_bytes()))
 }
 
-/// Appends messages and the blocks they complete, in batches.
-struct Writer<'a> {
-    store: &'a Store,
-    options: &'a IngestOptions,
-    progress: &'a mut dyn FnMut(&IngestStats),
-    threads: HashMap<(String, String), ThreadState>,
-    batch: Vec<Record>,
-    batch_keys: HashSet<(String, String, String)>,
-    stats: IngestStats,
-}
-
-impl<'a> Writer<'a> {
-    fn new(
-        store: &'a Store,
-        options: &'a IngestOptions,
-        progress: &'a mut dyn FnMut(&IngestStats),
-    ) -> Self {
-        Self {
-            store,
-            options,
-            progress,
-            threads: HashMap::new(),
-            batch: Vec::new(),
-            batch_keys: HashSet::new(),
-            stats: IngestStats::default(),
-        }
-    }
-
-    fn push(&mut self, input: MessageInput) -> Result<(), IngestError> {
-        self.stats.read += 1;
-        let thread_key = (input.tenant.clone(), input.thread.clone());
-        if !self.threads.contains_key(&thread_key) {
-            let state = self.load_thread(&input.tenant, &input.thread)?;
-            self.threads.insert(thread_key.clone(), state);
-            self.stats.threads += 1;
-        }
-        let key = (
-            input.tenant.clone(),
-            input.thread.clone(),
-            input.external_id.clone(),
-        );
-        if self.batch_keys.contains(&key)
-            || self
-                .store
-                .message_by_external_id(&input.tenant, &input.thread, &input.external_id)?
-                .is_some()
-        {
-            self.stats.already_stored += 1;
-            return Ok(());
-        }
-        let Some(state) = self.threads.get_mut(&thread_key) else {
-            return Ok(());
-        };
-        let message = input.to_message(state.next_position);
-        state.next_position += 1;
-        let record = Record::Message(message.clone());
-        let (id, _) = encode_with_id(&record).map_err(StoreError::from)?;
-        self.batch.push(record);
-        self.batch_keys.insert(key);
-        state.tail.push((id, message));
-        let sealed = seal(&self.options.sealer, state);
-        self.stats.blocks_sealed += sealed.len() as u64;
-        self.batch.extend(sealed);
-        if self.batch.len() >= self.options.batch_records {
-            self.flush()?;
-        }
-        Ok(())
-    }
-
-    /// Reads a thread's head and open tail from the log, sealing whatever a
-    /// crash may have left sealable.
-    fn load_thread(&mut self, tenant: &str, thread: &str) -> Result<ThreadState, IngestError> {
-        let head = self.store.thread_head(tenant, thread)?.unwrap_or_default();
-        let mut tail = Vec::new();
-        for entry in self.store.thread_records(tenant, thread, 0).rev() {
-            let (_, kind, id) = entry?;
-            if kind != RecordKind::Message {
-                continue;
-            }
-            let Some(stored) = self.store.get(&id)? else {
-                continue;
-            };
-            let Record::Message(m) = stored.record else {
-                continue;
-            };
-            if m.position < head.sealed_messages {
-                break;
-            }
-            tail.push((id, m));
-        }
-        tail.reverse();
-        let mut state = ThreadState {
-            next_position: head.messages,
-            cursor: ThreadCursor {
-                next_ordinal: head.blocks + 1,
-                next_turn: head.end_turn + 1,
-            },
-            tail,
-        };
-        let sealed = seal(&self.options.sealer, &mut state);
-        self.stats.blocks_sealed += sealed.len() as u64;
-        self.batch.extend(sealed);
-        Ok(state)
-    }
-
-    fn flush(&mut self) -> Result<(), IngestError> {
-        if self.batch.is_empty() {
-            return Ok(());
-        }
-        let receipt = self.store.append(&self.batch, self.options.durability)?;
-        for (record, appended) in self.batch.iter().zip(&receipt.records) {
-            if appended.new && record.kind() == RecordKind::Message {
-                self.stats.stored += 1;
-            }
-        }
-        self.stats.batches += 1;
-        self.batch.clear();
-        self.batch_keys.clear();
-        (self.progress)(&self.stats);
-        Ok(())
-    }
-
-    fn finish(mut self) -> Result<IngestStats, IngestError> {
-        self.flush()?;
-        Ok(self.stats)
-    }
-}
-
-/// Seals the complete blocks at the front of a thread's tail.
-fn seal(sealer: &Sealer, state: &mut ThreadState) -> Vec<Record> {
-    let tail: Vec<(RecordId, &Message)> = state.tail.iter().map(|(id, m)| (*id, m)).collect();
-    let blocks = sealer.seal(state.cursor, &tail);
-    let Some(last) = blocks.last() else {
-        return Vec::new();
-    };
-    state.cursor = ThreadCursor {
-        next_ordinal: last.ordinal + 1,
-        next_turn: last.end_turn + 1,
-    };
-    let sealed_through = last.last_position;
-    state.tail.retain(|(_, m)| m.position > sealed_through);
-    blocks.into_iter().map(Record::Block).collect()
+fn short(id: &RecordId) -> u128 {
+    let mut b = [0u8; 16];
+    b.copy_from_slice(id.as_bytes().get(..16).unwrap_or(&[0; 16]));
+    u128::from_le_bytes(b)
 }

@@ -6,4 +6,7 @@
 
 pub mod derive;
 pub mod ingest;
+pub mod runtime;
 pub mod source;
+pub mod stage;
+pub mod thread;

@@ -356,4 +356,7 @@ pub struct IngestArgs {
     /// Store and seal only; leave summaries, events and the graph to `resume`.
     #[arg(long)]
     pub no_derive: bool,
+    /// Worker threads (default: the machine's cores). Results do not depend on it.
+    #[arg(long, value_name = "N")]
+    pub workers: Option<usize>,
 }

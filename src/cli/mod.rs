@@ -469,10 +469,22 @@ fn run_ingest(
             status: 2,
         });
     }
-    let mut options = memory.ingest_options();
+    if args.workers == Some(0) {
+        return Err(Failure {
+            message: "--workers must be at least 1".into(),
+            status: 2,
+        });
+    }
+    let mut options = memory.ingest_options()?;
     options.batch_records = args.batch_records;
+    if let Some(workers) = args.workers {
+        options.workers = workers;
+    }
     if args.no_fsync {
         options.durability = strataflow::log::Durability::Buffered;
+    }
+    if args.no_derive {
+        options.operators = None;
     }
     let label = file
         .file_name()
@@ -504,7 +516,9 @@ fn run_ingest(
         progress.elapsed(),
         args.skip_invalid.as_deref(),
     )?;
-    if !args.no_derive {
+    // Blocks were derived as they sealed; failed operator runs are retried
+    // here, with the backoff of the retry policy.
+    if !args.no_derive && stats.failed_runs > 0 {
         run_derive(out, memory, None, args.quiet)?;
     }
     Ok(())

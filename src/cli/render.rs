@@ -42,6 +42,11 @@ pub fn ingest_summary(
         "  stored {} new messages ({} already stored), sealed {} blocks, {} batches",
         stats.stored, stats.already_stored, stats.blocks_sealed, stats.batches
     )?;
+    writeln!(
+        out,
+        "  derived {} summaries, {} events, {} graph assertions ({} failed operator runs)",
+        stats.summaries, stats.events, stats.assertions, stats.failed_runs
+    )?;
     if let Some(path) = rejects {
         writeln!(
             out,

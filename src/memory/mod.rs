@@ -229,12 +229,16 @@ impl Memory {
         self.sealer.turns_per_block()
     }
 
-    /// Default ingest options for this directory (its sealer, fsync per batch).
-    pub fn ingest_options(&self) -> IngestOptions {
-        IngestOptions {
+    /// Default ingest options for this directory: its sealer, fsync per
+    /// batch, one worker per core, and the default profile's operators
+    /// deriving every block as it seals.
+    pub fn ingest_options(&self) -> Result<IngestOptions, MemoryError> {
+        let (_, ops) = self.operators(None)?;
+        Ok(IngestOptions {
             sealer: self.sealer,
+            operators: Some(ops),
             ..IngestOptions::default()
-        }
+        })
     }
 
     /// Ingests a JSONL message file (`docs/format.md`).

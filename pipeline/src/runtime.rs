@@ -1,0 +1,395 @@
+//! The staged runtime of a backfill: source → hash + append L5 → seal →
+//! summarize → extract → project → group commit, on every core, with
+//! bounded memory.
+//!
+//! ```text
+//!  reader ──chunk k, part w──▶ worker w (threads with hash % N == w):
+//!  (calling thread:             load thread state, position, hash, seal,
+//!   parse, validate,            summarize, extract, project
+//!   quarantine, progress)              │ part (k, w): records per input index
+//!                                      ▼
+//!                               writer: reassembles chunk k from its N parts,
+//!                               orders records by input index, appends a
+//!                               group of chunks as one fjall batch (fsynced)
+//! ```
+//!
+//! - **Partitioning**: a thread always goes to the same worker (a fixed
+//!   FNV-1a hash of tenant and thread), so each worker owns its threads'
+//!   state; threads are independent until projection, and projection
+//!   needs only one block's events.
+//! - **Order**: the reader cuts the input into numbered chunks; every worker
+//!   gets its part of every chunk (possibly empty) and the writer appends
+//!   chunk k only when all parts are in, records ordered by the input line
+//!   that caused them. The log order — hence every record, sequence number
+//!   and view digest — is the same for any number of workers.
+//! - **Backpressure**: every channel is bounded; a slow writer stalls the
+//!   workers, which stall the reader. Memory is O(threads + chunks in
+//!   flight), plus one small key per distinct input message for duplicate
+//!   detection.
+//! - **Checkpoints**: each group is one atomic batch holding the messages,
+//!   the blocks they complete, the thread heads (the sealing checkpoint) and
+//!   each stage's outputs with its `Derivation` (the stage checkpoint). A
+//!   run killed at any instant leaves a prefix of the log; the next run skips
+//!   stored messages, reloads thread state from the heads, and derives any
+//!   block a failure left underived.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use crossbeam_channel::{Receiver, Sender, bounded, unbounded};
+use strataflow_log::record::{Record, RecordKind};
+use strataflow_log::{Durability, Store};
+use strataflow_operators::profile::Operators;
+use strataflow_operators::sealer::Sealer;
+
+use crate::ingest::{IngestError, IngestStats};
+use crate::source::MessageInput;
+use crate::thread::ThreadState;
+
+/// Input messages per chunk (the unit of ordering between workers).
+pub const CHUNK_MESSAGES: usize = 512;
+
+/// Chunks each worker may have queued.
+const QUEUED_CHUNKS: usize = 4;
+
+/// Settings of a runtime run.
+#[derive(Clone)]
+pub struct RuntimeOptions {
+    /// Worker threads (at least 1).
+    pub workers: usize,
+    /// Records per group commit (a group is cut at a chunk boundary once it
+    /// holds at least this many records, or when the writer has caught up).
+    pub group_records: usize,
+    /// Durability of each group.
+    pub durability: Durability,
+    /// Sealer of the data directory.
+    pub sealer: Sealer,
+    /// Operators to derive with, inline; `None` stores messages and blocks
+    /// only.
+    pub operators: Option<Operators>,
+}
+
+/// A numbered chunk of input, one worker's part.
+struct Part {
+    chunk: u64,
+    items: Vec<(u32, MessageInput)>,
+}
+
+/// What a worker made of its part of a chunk.
+struct Done {
+    chunk: u64,
+    outputs: Vec<(u32, Vec<Record>)>,
+    threads: u64,
+    failed_runs: u64,
+}
+
+/// The reader's side of a run: [`Feeder::push`] each validated message; the
+/// reader keeps its own counters in [`Feeder::reader`] (read, duplicates in
+/// the input, rejects), merged with the writer's into every progress report.
+pub struct Feeder<'p> {
+    workers: Vec<Sender<Part>>,
+    chunk: u64,
+    index: u32,
+    current: Vec<Vec<(u32, MessageInput)>>,
+    updates: Receiver<IngestStats>,
+    progress: &'p mut dyn FnMut(&IngestStats),
+    written: IngestStats,
+    /// The reader's counters.
+    pub reader: IngestStats,
+}
+
+impl Feeder<'_> {
+    /// Queues one message (blocks while the workers are busy). An error
+    /// means the runtime stopped; [`run`] returns the reason.
+    pub fn push(&mut self, input: MessageInput) -> Result<(), IngestError> {
+        let worker = partition(&input.tenant, &input.thread, self.workers.len());
+        if let Some(part) = self.current.get_mut(worker) {
+            part.push((self.index, input));
+        }
+        self.index += 1;
+        if self.index as usize >= CHUNK_MESSAGES {
+            self.send()?;
+            self.report();
+        }
+        Ok(())
+    }
+
+    /// Passes the writer's progress since the last call to the callback.
+    pub fn report(&mut self) {
+        let mut latest = None;
+        for stats in self.updates.try_iter() {
+            latest = Some(stats);
+        }
+        if let Some(stats) = latest {
+            self.written = stats;
+            (self.progress)(&self.written.merged(&self.reader));
+        }
+    }
+
+    fn send(&mut self) -> Result<(), IngestError> {
+        if self.index == 0 {
+            return Ok(());
+        }
+        for (w, sender) in self.workers.iter().enumerate() {
+            let items = self
+                .current
+                .get_mut(w)
+                .map(std::mem::take)
+                .unwrap_or_default();
+            sender
+                .send(Part {
+                    chunk: self.chunk,
+                    items,
+                })
+                .map_err(|_| stopped())?;
+        }
+        self.chunk += 1;
+        self.index = 0;
+        Ok(())
+    }
+}
+
+fn stopped() -> IngestError {
+    IngestError::Worker("the pipeline stopped before the input was consumed".into())
+}
+
+/// Runs the runtime around `feed`, which reads the source in the calling
+/// thread and pushes each validated message into the [`Feeder`].
+/// `progress` sees the running totals after every group commit.
+pub fn run<E: From<IngestError>>(
+    store: &Store,
+    options: &RuntimeOptions,
+    progress: &mut dyn FnMut(&IngestStats),
+    feed: impl FnOnce(&mut Feeder<'_>) -> Result<(), E>,
+) -> Result<IngestStats, E> {
+    let workers = options.workers.max(1);
+    let options = Arc::new(options.clone());
+    std::thread::scope(|scope| {
+        let spawn_failed =
+            |e: std::io::Error| IngestError::Worker(format!("cannot start a thread: {e}"));
+        let (done_tx, done_rx) = bounded::<Done>(QUEUED_CHUNKS * workers);
+        let (update_tx, update_rx) = unbounded::<IngestStats>();
+        let mut senders = Vec::with_capacity(workers);
+        let mut handles = Vec::with_capacity(workers);
+        for w in 0..workers {
+            let (tx, rx) = bounded::<Part>(QUEUED_CHUNKS);
+            senders.push(tx);
+            let done_tx = done_tx.clone();
+            let options = Arc::clone(&options);
+            handles.push(
+                std::thread::Builder::new()
+                    .name(format!("strataflow-worker-{w}"))
+                    .spawn_scoped(scope, move || worker(store, &options, &rx, &done_tx))
+                    .map_err(spawn_failed)?,
+            );
+        }
+        drop(done_tx);
+        let writer_options = Arc::clone(&options);
+        let writer = std::thread::Builder::new()
+            .name("strataflow-writer".into())
+            .spawn_scoped(scope, move || {
+                writer(store, &writer_options, workers, &done_rx, &update_tx)
+            })
+            .map_err(spawn_failed)?;
+
+        let mut feeder = Feeder {
+            workers: senders,
+            chunk: 0,
+            index: 0,
+            current: (0..workers).map(|_| Vec::new()).collect(),
+            updates: update_rx,
+            progress,
+            written: IngestStats::default(),
+            reader: IngestStats::default(),
+        };
+        let fed = feed(&mut feeder);
+        let flushed = if fed.is_ok() { feeder.send() } else { Ok(()) };
+        let Feeder {
+            workers: senders,
+            updates,
+            progress,
+            reader,
+            ..
+        } = feeder;
+        drop(senders);
+        // Report progress until the writer is done.
+        for stats in updates.iter() {
+            progress(&stats.merged(&reader));
+        }
+        let mut failure: Option<IngestError> = None;
+        for h in handles {
+            match h.join() {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => {
+                    failure.get_or_insert(e);
+                }
+                Err(_) => {
+                    failure.get_or_insert(IngestError::Worker("a worker panicked".into()));
+                }
+            }
+        }
+        let written = match writer.join() {
+            Ok(result) => result,
+            Err(_) => Err(IngestError::Worker("the writer panicked".into())),
+        };
+        // A failure inside the pipeline explains why the feed was cut short,
+        // so it is reported before the feed's own error.
+        let stats = match (written, failure) {
+            (Err(e), _) | (Ok(_), Some(e)) => return Err(E::from(e)),
+            (Ok(stats), None) => stats,
+        };
+        fed?;
+        flushed?;
+        Ok(stats.merged(&reader))
+    })
+}
+
+/// The worker a thread belongs to: FNV-1a over tenant and thread (fixed,
+/// so a thread's partition never depends on the process).
+pub fn partition(tenant: &str, thread: &str, workers: usize) -> usize {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in tenant.bytes().chain([0xff]).chain(thread.bytes()) {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    usize::try_from(h % workers.max(1) as u64).unwrap_or(0)
+}
+
+fn worker(
+    store: &Store,
+    options: &RuntimeOptions,
+    parts: &Receiver<Part>,
+    done: &Sender<Done>,
+) -> Result<(), IngestError> {
+    let mut threads: HashMap<(String, String), ThreadState> = HashMap::new();
+    let operators = options.operators.as_ref();
+    for part in parts {
+        let _span = tracing::debug_span!("worker", chunk = part.chunk).entered();
+        let mut out = Done {
+            chunk: part.chunk,
+            outputs: Vec::with_capacity(part.items.len()),
+            threads: 0,
+            failed_runs: 0,
+        };
+        for (index, input) in part.items {
+            let key = (input.tenant.clone(), input.thread.clone());
+            let mut records = Vec::new();
+            let state = match threads.entry(key) {
+                std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    let mut state =
+                        ThreadState::load(store, &input.tenant, &input.thread, operators)?;
+                    let loaded = state.seal_loaded(&options.sealer, operators)?;
+                    out.failed_runs += loaded.failed_runs;
+                    records.extend(loaded.records);
+                    out.threads += 1;
+                    e.insert(state)
+                }
+            };
+            let produced = state.push(store, &input, &options.sealer, operators)?;
+            out.failed_runs += produced.failed_runs;
+            records.extend(produced.records);
+            out.outputs.push((index, records));
+        }
+        if done.send(out).is_err() {
+            // The writer stopped; its error is the one to report.
+            return Ok(());
+        }
+    }
+    Ok(())
+}
+
+fn writer(
+    store: &Store,
+    options: &RuntimeOptions,
+    workers: usize,
+    done: &Receiver<Done>,
+    updates: &Sender<IngestStats>,
+) -> Result<IngestStats, IngestError> {
+    let mut stats = IngestStats::default();
+    // chunk → parts received so far.
+    let mut pending: BTreeMap<u64, Vec<Done>> = BTreeMap::new();
+    let mut next_chunk = 0u64;
+    let mut group: Vec<(u32, Vec<Record>)> = Vec::new();
+    let mut group_records = 0usize;
+    let commit = |group: &mut Vec<(u32, Vec<Record>)>,
+                  group_records: &mut usize,
+                  stats: &mut IngestStats|
+     -> Result<(), IngestError> {
+        if group.is_empty() {
+            return Ok(());
+        }
+        let records: Vec<Record> = group.drain(..).flat_map(|(_, r)| r).collect();
+        *group_records = 0;
+        if !records.is_empty() {
+            let _span = tracing::debug_span!("append", records = records.len()).entered();
+            let receipt = store.append(&records, options.durability)?;
+            for (record, appended) in records.iter().zip(&receipt.records) {
+                if appended.new {
+                    match record.kind() {
+                        RecordKind::Message => stats.stored += 1,
+                        RecordKind::Block => stats.blocks_sealed += 1,
+                        RecordKind::BlockSummary => stats.summaries += 1,
+                        RecordKind::Event => stats.events += 1,
+                        RecordKind::GraphAssertion => stats.assertions += 1,
+                        _ => {}
+                    }
+                }
+            }
+            stats.batches += 1;
+        }
+        // The progress channel is unbounded and read by the caller; if the
+        // caller is gone there is no one to tell.
+        let _ = updates.send(*stats);
+        Ok(())
+    };
+    loop {
+        // Take what has arrived; wait only when nothing is ready to commit.
+        let received = if group.is_empty() {
+            done.recv().ok()
+        } else {
+            match done.try_recv() {
+                Ok(d) => Some(d),
+                Err(crossbeam_channel::TryRecvError::Empty) => {
+                    commit(&mut group, &mut group_records, &mut stats)?;
+                    continue;
+                }
+                Err(crossbeam_channel::TryRecvError::Disconnected) => None,
+            }
+        };
+        let Some(d) = received else {
+            break;
+        };
+        stats.threads += d.threads;
+        stats.failed_runs += d.failed_runs;
+        pending.entry(d.chunk).or_default().push(d);
+        // Move every complete chunk, in order, into the group.
+        while pending.get(&next_chunk).is_some_and(|p| p.len() == workers) {
+            let Some(parts) = pending.remove(&next_chunk) else {
+                break;
+            };
+            let mut outputs: Vec<(u32, Vec<Record>)> =
+                parts.into_iter().flat_map(|p| p.outputs).collect();
+            outputs.sort_unstable_by_key(|(index, _)| *index);
+            for (index, records) in outputs {
+                if records.is_empty() {
+                    stats.already_stored += 1;
+                }
+                group_records += records.len();
+                group.push((index, records));
+            }
+            next_chunk += 1;
+            if group_records >= options.group_records {
+                commit(&mut group, &mut group_records, &mut stats)?;
+            }
+        }
+    }
+    commit(&mut group, &mut group_records, &mut stats)?;
+    if !pending.is_empty() {
+        return Err(IngestError::Worker(format!(
+            "{} chunk(s) never completed: a worker stopped early",
+            pending.len()
+        )));
+    }
+    Ok(stats)
+}

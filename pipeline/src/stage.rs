@@ -1,0 +1,235 @@
+//! The three derivation stages of a block as pure functions: each runs one
+//! operator and returns the records to append, its outputs followed by the
+//! `Derivation` that names the operator, configuration, inputs, outputs and
+//! outcome. Nothing here reads or writes the log, so the batch derivation
+//! ([`crate::derive`]) and the backfill runtime ([`crate::runtime`]) make
+//! byte-identical records from the same inputs.
+
+use strataflow_log::envelope::encode_with_id;
+use strataflow_log::record::{BlockSummary, Derivation, Event, Outcome, Record};
+use strataflow_log::{Digest, RecordId, StoreError};
+use strataflow_operators::operator::{
+    BlockInput, ExtractionInput, OperatorError, OperatorId, ProjectionInput,
+};
+use strataflow_operators::profile::Operators;
+use strataflow_operators::validate;
+
+/// One operator run ready to append.
+#[derive(Clone, Debug)]
+pub struct StageRun<T> {
+    /// The outputs, then the `Derivation`.
+    pub records: Vec<Record>,
+    /// What the stage produced, when it succeeded (or was skipped).
+    pub output: Option<T>,
+    /// The error, when it failed.
+    pub error: Option<String>,
+}
+
+/// Who ran and on what: what a run's `Derivation` will say.
+#[derive(Clone, Debug)]
+pub struct Attempt {
+    /// Tenant of the input.
+    pub tenant: String,
+    /// Operator.
+    pub op: OperatorId,
+    /// Its configuration hash.
+    pub config: Digest,
+    /// Input record ids.
+    pub inputs: Vec<RecordId>,
+    /// Attempt number, from 1.
+    pub attempt: u32,
+}
+
+/// The records of a run: `outputs` then a `Derivation` citing their ids.
+fn with_derivation(
+    run: &Attempt,
+    mut outputs: Vec<Record>,
+    outcome: Outcome,
+) -> Result<(Vec<Record>, Vec<RecordId>), StoreError> {
+    let ids = outputs
+        .iter()
+        .map(|r| encode_with_id(r).map(|(id, _)| id))
+        .collect::<Result<Vec<_>, _>>()?;
+    outputs.push(Record::Derivation(Derivation {
+        tenant: run.tenant.clone(),
+        operator: run.op.to_string(),
+        config_hash: run.config,
+        inputs: run.inputs.clone(),
+        outputs: ids.clone(),
+        outcome,
+        attempt: run.attempt,
+    }));
+    Ok((outputs, ids))
+}
+
+fn failed<T>(run: &Attempt, error: String) -> Result<StageRun<T>, StoreError> {
+    let (records, _) = with_derivation(
+        run,
+        Vec::new(),
+        Outcome::Failed {
+            error: error.clone(),
+        },
+    )?;
+    Ok(StageRun {
+        records,
+        output: None,
+        error: Some(error),
+    })
+}
+
+/// The summary attempt of a block.
+pub fn summary_attempt(ops: &Operators, input: &BlockInput<'_>, attempt: u32) -> Attempt {
+    Attempt {
+        tenant: input.block.tenant.clone(),
+        op: ops.summarizer.id(),
+        config: ops.summarizer.config_hash(),
+        inputs: vec![input.id],
+        attempt,
+    }
+}
+
+/// Summarizes a block (L0–L2), validated.
+pub fn summarize(
+    ops: &Operators,
+    input: &BlockInput<'_>,
+    attempt: u32,
+) -> Result<StageRun<(RecordId, BlockSummary)>, StoreError> {
+    let run = summary_attempt(ops, input, attempt);
+    match ops
+        .summarizer
+        .summarize(input)
+        .and_then(|s| validate::summary(input, s))
+    {
+        Ok(summary) => {
+            let (records, ids) = with_derivation(
+                &run,
+                vec![Record::BlockSummary(summary.clone())],
+                Outcome::Ok,
+            )?;
+            let id = ids.first().copied().unwrap_or_default();
+            Ok(StageRun {
+                records,
+                output: Some((id, summary)),
+                error: None,
+            })
+        }
+        Err(e) => failed(&run, e.0),
+    }
+}
+
+/// What extraction needs besides the block.
+#[derive(Clone, Copy, Debug)]
+pub struct ExtractionContext<'a> {
+    /// The block's summary record id.
+    pub summary_id: RecordId,
+    /// The block's summary.
+    pub summary: &'a BlockSummary,
+    /// Key points of the previous block of the thread, if summarized.
+    pub previous_key_points: Option<&'a [String]>,
+    /// Key points of the next block, if summarized.
+    pub next_key_points: Option<&'a [String]>,
+    /// Recent events of the thread, oldest first.
+    pub timeline: &'a [(RecordId, Event)],
+}
+
+/// Extracts the events of a block, validated; skipped (no events, a
+/// `Skipped` derivation) when the summary found nothing to extract.
+pub fn extract(
+    ops: &Operators,
+    input: &BlockInput<'_>,
+    context: &ExtractionContext<'_>,
+    attempt: u32,
+) -> Result<StageRun<Vec<(RecordId, Event)>>, StoreError> {
+    let run = Attempt {
+        tenant: input.block.tenant.clone(),
+        op: ops.extractor.id(),
+        config: ops.extractor.config_hash(),
+        inputs: vec![input.id, context.summary_id],
+        attempt,
+    };
+    if !context.summary.should_extract {
+        let reason = "the summary found nothing to extract".to_owned();
+        let (records, _) = with_derivation(&run, Vec::new(), Outcome::Skipped { reason })?;
+        return Ok(StageRun {
+            records,
+            output: Some(Vec::new()),
+            error: None,
+        });
+    }
+    let extraction_input = ExtractionInput {
+        target: *input,
+        summary: context.summary,
+        previous_key_points: context.previous_key_points,
+        next_key_points: context.next_key_points,
+        timeline: context.timeline,
+    };
+    let timeline_ids: Vec<RecordId> = context.timeline.iter().map(|(id, _)| *id).collect();
+    let result = ops.extractor.extract(&extraction_input).and_then(|x| {
+        let (events, dropped) = validate::events(input, &timeline_ids, x.events);
+        if x.should_extract && events.is_empty() {
+            let reason = if x.reason.trim().is_empty() {
+                String::new()
+            } else {
+                format!(": {}", x.reason.trim())
+            };
+            return Err(OperatorError(format!(
+                "extractor requested extraction but returned no valid events ({dropped} dropped){reason}"
+            )));
+        }
+        Ok(events)
+    });
+    match result {
+        Ok(events) => {
+            let outputs = events.iter().cloned().map(Record::Event).collect();
+            let (records, ids) = with_derivation(&run, outputs, Outcome::Ok)?;
+            Ok(StageRun {
+                records,
+                output: Some(ids.into_iter().zip(events).collect()),
+                error: None,
+            })
+        }
+        Err(e) => failed(&run, e.0),
+    }
+}
+
+/// The projection attempt of a batch of events (anchored at the first).
+pub fn projection_attempt(
+    ops: &Operators,
+    tenant: &str,
+    events: &[(RecordId, Event)],
+    attempt: u32,
+) -> Attempt {
+    Attempt {
+        tenant: tenant.to_owned(),
+        op: ops.projector.id(),
+        config: ops.projector.config_hash(),
+        inputs: events.iter().map(|(id, _)| *id).collect(),
+        attempt,
+    }
+}
+
+/// Projects a batch of events into graph assertions (only those citing
+/// events of the batch are kept).
+pub fn project(
+    ops: &Operators,
+    tenant: &str,
+    events: &[(RecordId, Event)],
+    attempt: u32,
+) -> Result<StageRun<()>, StoreError> {
+    let run = projection_attempt(ops, tenant, events, attempt);
+    match ops.projector.project(&ProjectionInput { tenant, events }) {
+        Ok(assertions) => {
+            let outputs = validate::assertions(&run.inputs, assertions)
+                .into_iter()
+                .map(Record::GraphAssertion)
+                .collect();
+            let (records, _) = with_derivation(&run, outputs, Outcome::Ok)?;
+            Ok(StageRun {
+                records,
+                output: Some(()),
+                error: None,
+            })
+        }
+        Err(e) => failed(&run, e.0),
+    }
+}

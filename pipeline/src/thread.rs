@@ -1,0 +1,285 @@
+//! One conversation thread during a run: the next position, the sealing
+//! cursor and open tail, and — when derivation runs inline — the recent
+//! events and the previous block's key points that extraction reads.
+//!
+//! A thread is loaded from the log the first time a run sees it and then
+//! advanced in memory, message by message. Each message becomes its record,
+//! the blocks it completes, and (with operators) every block's derivation
+//! records, in exactly the order and with exactly the content the batch
+//! path (ingest, then [`crate::derive`]) would append.
+
+use strataflow_log::envelope::encode_with_id;
+use strataflow_log::record::{Block, Event, Message, Outcome, Record, RecordKind};
+use strataflow_log::{RecordId, Store, StoreError};
+use strataflow_operators::operator::{BlockInput, TIMELINE_LIMIT};
+use strataflow_operators::profile::Operators;
+use strataflow_operators::sealer::{Sealer, ThreadCursor};
+
+use crate::derive::stage_state;
+use crate::source::MessageInput;
+use crate::stage::{self, ExtractionContext};
+
+/// What one message produced.
+#[derive(Default)]
+pub struct Produced {
+    /// Records to append, in log order (empty when the message was stored
+    /// before).
+    pub records: Vec<Record>,
+    /// Blocks sealed.
+    pub blocks: u64,
+    /// Operator runs that failed (left for the retrying derivation pass).
+    pub failed_runs: u64,
+}
+
+/// The in-memory state of one thread.
+pub struct ThreadState {
+    next_position: u64,
+    cursor: ThreadCursor,
+    tail: Vec<(RecordId, Message)>,
+    /// The log held messages of this thread before the run: incoming
+    /// messages may already be stored.
+    pre_existing: bool,
+    /// Events of the latest extracted blocks, oldest first.
+    timeline: Vec<(RecordId, Event)>,
+    /// Key points of the latest block, if summarized.
+    previous_key_points: Option<Vec<String>>,
+}
+
+impl ThreadState {
+    /// Loads a thread from the log: its head, its open tail and, with
+    /// operators, the derivation context of its latest blocks. Blocks the
+    /// log holds must already be derived (the run's catch-up pass does it).
+    pub fn load(
+        store: &Store,
+        tenant: &str,
+        thread: &str,
+        operators: Option<&Operators>,
+    ) -> Result<Self, StoreError> {
+        let head = store.thread_head(tenant, thread)?.unwrap_or_default();
+        let mut state = Self {
+            next_position: head.messages,
+            cursor: ThreadCursor {
+                next_ordinal: head.blocks + 1,
+                next_turn: head.end_turn + 1,
+            },
+            tail: Vec::new(),
+            pre_existing: head.messages > 0,
+            timeline: Vec::new(),
+            previous_key_points: None,
+        };
+        if !state.pre_existing {
+            return Ok(state);
+        }
+        // Newest first. The message that completes a block precedes the
+        // block in the log, so the tail is read until the first sealed
+        // message, not until the first block.
+        let mut blocks = Vec::new();
+        let mut tail_read = head.sealed_messages == head.messages;
+        for entry in store.thread_records(tenant, thread, 0).rev() {
+            let (_, kind, id) = entry?;
+            match kind {
+                RecordKind::Message if !tail_read => {
+                    if let Some(Record::Message(m)) = store.get(&id)?.map(|s| s.record) {
+                        let position = m.position;
+                        if position >= head.sealed_messages {
+                            state.tail.push((id, m));
+                        }
+                        tail_read = position <= head.sealed_messages;
+                    }
+                }
+                RecordKind::Block => blocks.push(id),
+                _ => {}
+            }
+            let context_read = operators.is_none() || blocks.len() > TIMELINE_LIMIT;
+            if tail_read && context_read {
+                break;
+            }
+        }
+        state.tail.reverse();
+        if let Some(ops) = operators {
+            state.load_context(store, ops, &blocks)?;
+        }
+        Ok(state)
+    }
+
+    /// The timeline and previous key points from the latest blocks
+    /// (`blocks` newest first).
+    fn load_context(
+        &mut self,
+        store: &Store,
+        ops: &Operators,
+        blocks: &[RecordId],
+    ) -> Result<(), StoreError> {
+        let (sop, sconfig) = (ops.summarizer.id(), ops.summarizer.config_hash());
+        if let Some(latest) = blocks.first() {
+            let done = stage_state(store, latest, &sop, &sconfig, None)?.done;
+            if let Some(id) = done.and_then(|d| d.outputs.first().copied()) {
+                if let Some(Record::BlockSummary(s)) = store.get(&id)?.map(|s| s.record) {
+                    self.previous_key_points = Some(s.key_points);
+                }
+            }
+        }
+        let (eop, econfig) = (ops.extractor.id(), ops.extractor.config_hash());
+        let mut newest_first: Vec<(RecordId, Event)> = Vec::new();
+        for block in blocks {
+            if newest_first.len() >= TIMELINE_LIMIT {
+                break;
+            }
+            let Some(done) = stage_state(store, block, &eop, &econfig, None)?.done else {
+                continue;
+            };
+            if !matches!(done.outcome, Outcome::Ok) {
+                continue;
+            }
+            for id in done.outputs.iter().rev() {
+                if let Some(Record::Event(e)) = store.get(id)?.map(|s| s.record) {
+                    newest_first.push((*id, e));
+                }
+            }
+        }
+        newest_first.truncate(TIMELINE_LIMIT);
+        newest_first.reverse();
+        self.timeline = newest_first;
+        Ok(())
+    }
+
+    /// Seals whatever the loaded tail already completes (a run killed
+    /// between storing a message and sealing cannot leave this, but a
+    /// changed block size or an older build could).
+    pub fn seal_loaded(
+        &mut self,
+        sealer: &Sealer,
+        operators: Option<&Operators>,
+    ) -> Result<Produced, StoreError> {
+        let mut produced = Produced::default();
+        self.seal(sealer, operators, &mut produced)?;
+        Ok(produced)
+    }
+
+    /// Takes the next message of the thread: its record, the blocks it
+    /// completes and their derivation.
+    pub fn push(
+        &mut self,
+        store: &Store,
+        input: &MessageInput,
+        sealer: &Sealer,
+        operators: Option<&Operators>,
+    ) -> Result<Produced, StoreError> {
+        let mut produced = Produced::default();
+        if self.pre_existing
+            && store
+                .message_by_external_id(&input.tenant, &input.thread, &input.external_id)?
+                .is_some()
+        {
+            return Ok(produced);
+        }
+        let message = input.to_message(self.next_position);
+        self.next_position += 1;
+        let record = Record::Message(message.clone());
+        let (id, _) = encode_with_id(&record)?;
+        produced.records.push(record);
+        self.tail.push((id, message));
+        self.seal(sealer, operators, &mut produced)?;
+        Ok(produced)
+    }
+
+    fn seal(
+        &mut self,
+        sealer: &Sealer,
+        operators: Option<&Operators>,
+        produced: &mut Produced,
+    ) -> Result<(), StoreError> {
+        let tail: Vec<(RecordId, &Message)> = self.tail.iter().map(|(id, m)| (*id, m)).collect();
+        let blocks = sealer.seal(self.cursor, &tail);
+        let Some(last) = blocks.last() else {
+            return Ok(());
+        };
+        self.cursor = ThreadCursor {
+            next_ordinal: last.ordinal + 1,
+            next_turn: last.end_turn + 1,
+        };
+        let sealed_through = last.last_position;
+        let mut sealed_messages = Vec::new();
+        let mut open = Vec::new();
+        for (id, m) in self.tail.drain(..) {
+            if m.position <= sealed_through {
+                sealed_messages.push((id, m));
+            } else {
+                open.push((id, m));
+            }
+        }
+        self.tail = open;
+        let mut first = 0usize;
+        for block in blocks {
+            let len = block.messages.len();
+            let messages = sealed_messages.get(first..first + len).unwrap_or_default();
+            first += len;
+            produced.blocks += 1;
+            let record = Record::Block(block.clone());
+            let (block_id, _) = encode_with_id(&record)?;
+            produced.records.push(record);
+            if let Some(ops) = operators {
+                self.derive(ops, block_id, &block, messages, produced)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Summarize, extract and project one newly sealed block, as
+    /// [`crate::derive`] does for a block it sees for the first time.
+    fn derive(
+        &mut self,
+        ops: &Operators,
+        block_id: RecordId,
+        block: &Block,
+        messages: &[(RecordId, Message)],
+        produced: &mut Produced,
+    ) -> Result<(), StoreError> {
+        let input = BlockInput {
+            id: block_id,
+            block,
+            messages,
+        };
+        let summary = {
+            let _span = tracing::trace_span!("summarize", block = %block_id).entered();
+            stage::summarize(ops, &input, 1)?
+        };
+        produced.records.extend(summary.records);
+        let Some((summary_id, summary)) = summary.output else {
+            produced.failed_runs += 1;
+            self.previous_key_points = None;
+            return Ok(());
+        };
+        let context = ExtractionContext {
+            summary_id,
+            summary: &summary,
+            previous_key_points: self.previous_key_points.as_deref(),
+            next_key_points: None,
+            timeline: &self.timeline,
+        };
+        let extraction = {
+            let _span = tracing::trace_span!("extract", block = %block_id).entered();
+            stage::extract(ops, &input, &context, 1)?
+        };
+        self.previous_key_points = Some(summary.key_points.clone());
+        produced.records.extend(extraction.records);
+        let Some(events) = extraction.output else {
+            produced.failed_runs += 1;
+            return Ok(());
+        };
+        if !events.is_empty() {
+            let projection = {
+                let _span = tracing::trace_span!("project", block = %block_id).entered();
+                stage::project(ops, &block.tenant, &events, 1)?
+            };
+            if projection.error.is_some() {
+                produced.failed_runs += 1;
+            }
+            produced.records.extend(projection.records);
+        }
+        self.timeline.extend(events);
+        let excess = self.timeline.len().saturating_sub(TIMELINE_LIMIT);
+        self.timeline.drain(..excess);
+        Ok(())
+    }
+}
