@@ -36,6 +36,9 @@ use crate::source::{InputError, MessageInput, Rejected, SourceError, SourceItem}
 /// Default number of records per committed batch.
 pub const DEFAULT_BATCH_RECORDS: usize = 4096;
 
+/// The validation pass reports progress every this many items.
+const VALIDATE_PROGRESS_EVERY: u64 = 65_536;
+
 /// How many input problems a refusal lists (the total is always given).
 pub const MAX_LISTED_ERRORS: usize = 20;
 
@@ -129,6 +132,11 @@ pub fn default_workers() -> usize {
 /// Counters of an ingest run.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default, serde::Serialize)]
 pub struct IngestStats {
+    /// What the run is doing: `validate` (the refuse policy's first pass),
+    /// `derive` (catching up blocks left underived), `ingest`.
+    pub stage: &'static str,
+    /// Items the input holds, when known (after the validation pass), else 0.
+    pub expected: u64,
     /// Valid messages read in the storing pass.
     pub read: u64,
     /// Messages written.
@@ -157,6 +165,12 @@ impl IngestStats {
     /// The sum of two sets of counters (the reader's and the writer's).
     pub fn merged(&self, other: &Self) -> Self {
         Self {
+            stage: if other.stage.is_empty() {
+                self.stage
+            } else {
+                other.stage
+            },
+            expected: self.expected.max(other.expected),
             read: self.read + other.read,
             stored: self.stored + other.stored,
             already_stored: self.already_stored + other.already_stored,
@@ -209,7 +223,15 @@ pub fn ingest(
             let mut validator = Validator::default();
             let mut errors = Vec::new();
             let mut total = 0u64;
+            let mut checked = IngestStats {
+                stage: "validate",
+                ..IngestStats::default()
+            };
             for item in source.items()? {
+                checked.expected += 1;
+                if checked.expected % VALIDATE_PROGRESS_EVERY == 0 {
+                    progress(&checked);
+                }
                 let problem = match item? {
                     Err(rejected) => Some(rejected.error),
                     Ok(input) => validator.check(store, &input)?.err(),
@@ -225,9 +247,11 @@ pub fn ingest(
                 return Err(IngestError::Refused { errors, total });
             }
             drop(validator);
-            catch_up(store, options)?;
+            catch_up(store, options, progress)?;
             let mut seen = Validator::default();
             runtime::run(store, &runtime, progress, |feeder| {
+                feeder.reader.stage = "ingest";
+                feeder.reader.expected = checked.expected;
                 for item in source.items()? {
                     let input = match item? {
                         Ok(input) => input,
@@ -256,9 +280,10 @@ pub fn ingest(
             })
         }
         OnInvalid::Quarantine(rejects) => {
-            catch_up(store, options)?;
+            catch_up(store, options, progress)?;
             let mut validator = Validator::default();
             runtime::run(store, &runtime, progress, |feeder| {
+                feeder.reader.stage = "ingest";
                 for item in source.items()? {
                     let checked = match item? {
                         Err(rejected) => Err(rejected),
@@ -294,7 +319,11 @@ pub fn ingest(
 /// Derives the blocks the log holds underived before new ones are derived
 /// inline (so each thread's extraction context is complete). Nothing to do
 /// on a store without blocks.
-fn catch_up(store: &Store, options: &IngestOptions) -> Result<(), IngestError> {
+fn catch_up(
+    store: &Store,
+    options: &IngestOptions,
+    progress: &mut dyn FnMut(&IngestStats),
+) -> Result<(), IngestError> {
     let Some(ops) = &options.operators else {
         return Ok(());
     };
@@ -305,6 +334,10 @@ fn catch_up(store: &Store, options: &IngestOptions) -> Result<(), IngestError> {
         durability: options.durability,
         ..crate::derive::DeriveOptions::default()
     };
+    progress(&IngestStats {
+        stage: "derive",
+        ..IngestStats::default()
+    });
     crate::derive::derive(store, ops, &derive_options, &mut |_| {})?;
     Ok(())
 }

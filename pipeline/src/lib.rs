@@ -6,6 +6,7 @@
 
 pub mod derive;
 pub mod ingest;
+pub mod pause;
 pub mod runtime;
 pub mod source;
 pub mod stage;

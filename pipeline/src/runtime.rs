@@ -323,6 +323,7 @@ fn writer(
         *group_records = 0;
         if !records.is_empty() {
             let _span = tracing::debug_span!("append", records = records.len()).entered();
+            crate::pause::point("append");
             let receipt = store.append(&records, options.durability)?;
             for (record, appended) in records.iter().zip(&receipt.records) {
                 if appended.new {

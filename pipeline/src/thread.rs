@@ -194,6 +194,7 @@ impl ThreadState {
         let Some(last) = blocks.last() else {
             return Ok(());
         };
+        crate::pause::point("seal");
         self.cursor = ThreadCursor {
             next_ordinal: last.ordinal + 1,
             next_turn: last.end_turn + 1,
@@ -242,6 +243,7 @@ impl ThreadState {
         };
         let summary = {
             let _span = tracing::trace_span!("summarize", block = %block_id).entered();
+            crate::pause::point("summarize");
             stage::summarize(ops, &input, 1)?
         };
         produced.records.extend(summary.records);
@@ -259,6 +261,7 @@ impl ThreadState {
         };
         let extraction = {
             let _span = tracing::trace_span!("extract", block = %block_id).entered();
+            crate::pause::point("extract");
             stage::extract(ops, &input, &context, 1)?
         };
         self.previous_key_points = Some(summary.key_points.clone());
@@ -270,6 +273,7 @@ impl ThreadState {
         if !events.is_empty() {
             let projection = {
                 let _span = tracing::trace_span!("project", block = %block_id).entered();
+                crate::pause::point("project");
                 stage::project(ops, &block.tenant, &events, 1)?
             };
             if projection.error.is_some() {

@@ -15,6 +15,8 @@ pub struct Progress {
     started: Instant,
     last: Option<Instant>,
     drew_line: bool,
+    /// When the storing pass began (after validation).
+    ingest_started: Option<Instant>,
 }
 
 impl Progress {
@@ -32,6 +34,7 @@ impl Progress {
             started: Instant::now(),
             last: Some(Instant::now()),
             drew_line: false,
+            ingest_started: None,
         }
     }
 
@@ -40,17 +43,44 @@ impl Progress {
         self.started.elapsed()
     }
 
-    /// Called after each committed batch.
+    /// Called after each committed batch (and during validation).
     pub fn update(&mut self, stats: &IngestStats) {
-        let secs = self.started.elapsed().as_secs_f64().max(1e-9);
+        if stats.stage == "validate" {
+            let line = format!("{}: validating, {} items read", self.label, stats.expected);
+            self.emit(&line);
+            return;
+        }
+        if stats.stage == "derive" {
+            let line = format!("{}: deriving blocks left underived", self.label);
+            self.emit(&line);
+            return;
+        }
+        let started = *self.ingest_started.get_or_insert_with(Instant::now);
+        let secs = started.elapsed().as_secs_f64().max(1e-9);
+        let rate = stats.read as f64 / secs;
+        let eta = if stats.expected > stats.read && rate > 0.0 {
+            format!(", ETA {:.0} s", (stats.expected - stats.read) as f64 / rate)
+        } else {
+            String::new()
+        };
+        let done = if stats.expected > 0 {
+            format!(
+                " ({:.1}%)",
+                100.0 * stats.read as f64 / stats.expected as f64
+            )
+        } else {
+            String::new()
+        };
         let line = format!(
-            "{}: {} messages stored, {} already stored, {} blocks sealed, {} rejected ({:.0} msg/s)",
+            "{}: {} messages stored{done}, {} already stored, {} blocks sealed, {} events, {} graph assertions, {} rejected ({:.0} msg/s{eta})",
             self.label,
             stats.stored,
             stats.already_stored,
             stats.blocks_sealed,
+            stats.events,
+            stats.assertions,
             stats.rejected,
-            stats.read as f64 / secs
+            rate
         );
         self.emit(&line);
     }

@@ -99,3 +99,26 @@ pub fn record_ids(data: &Path) -> std::collections::BTreeSet<String> {
     let store = strataflow::log::Store::open(data).unwrap();
     store.scan(1).map(|r| r.unwrap().id.to_hex()).collect()
 }
+
+/// Every record id in log order.
+pub fn ordered_record_ids(data: &Path) -> Vec<String> {
+    let store = strataflow::log::Store::open(data).unwrap();
+    store.scan(1).map(|r| r.unwrap().id.to_hex()).collect()
+}
+
+/// `views --json` of a data directory: (view, tenant, last seq, digest).
+pub fn view_digests(data: &Path) -> Vec<(String, String, u64, String)> {
+    let out = ok(data, &["views", "--json"]);
+    let reports: Vec<serde_json::Value> = serde_json::from_str(&out).unwrap();
+    reports
+        .iter()
+        .map(|r| {
+            (
+                r["view"].as_str().unwrap().to_owned(),
+                r["tenant"].as_str().unwrap().to_owned(),
+                r["last_seq"].as_u64().unwrap(),
+                r["digest"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
