@@ -69,7 +69,7 @@ fn sigkill_in_every_stage_then_restart_equals_an_uninterrupted_run() {
 
     let crashed = dir.path().join("crashed");
     let stages = ["seal", "summarize", "extract", "project", "append"];
-    let mut rng = 2026_11_29_u64;
+    let mut rng = 20_261_129_u64;
     let mut kills = Vec::new();
     for i in 0..10 {
         let stage = stages[i % stages.len()];
