@@ -10,4 +10,5 @@ pub mod pause;
 pub mod runtime;
 pub mod source;
 pub mod stage;
+pub mod stream;
 pub mod thread;

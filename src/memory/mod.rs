@@ -149,7 +149,7 @@ impl std::fmt::Debug for Memory {
 
 /// A data directory: the log plus the operators configured for it.
 pub struct Memory {
-    store: Store,
+    store: std::sync::Arc<Store>,
     sealer: Sealer,
     registry: strataflow_operators::profile::Registry,
 }
@@ -208,7 +208,7 @@ impl Memory {
             }
         };
         Ok(Self {
-            store,
+            store: std::sync::Arc::new(store),
             sealer: Sealer::new(turns),
             registry: strataflow_operators::profile::Registry::builtin(),
         })
@@ -239,6 +239,32 @@ impl Memory {
             operators: Some(ops),
             ..IngestOptions::default()
         })
+    }
+
+    /// Starts a streaming ingester on this directory (its sealer, the
+    /// default profile's operators, fsync per group) with a queue of
+    /// `queue` messages. Call from within a tokio runtime or not: the handle
+    /// only needs one to be awaited.
+    pub fn ingester(
+        &self,
+        queue: usize,
+    ) -> Result<strataflow_pipeline::stream::Ingester, MemoryError> {
+        let (_, ops) = self.operators(None)?;
+        self.ingester_with(strataflow_pipeline::stream::StreamOptions {
+            queue,
+            durability: strataflow_log::Durability::Sync,
+            sealer: self.sealer,
+            operators: Some(ops),
+        })
+    }
+
+    /// [`Memory::ingester`] with every option given.
+    pub fn ingester_with(
+        &self,
+        options: strataflow_pipeline::stream::StreamOptions,
+    ) -> Result<strataflow_pipeline::stream::Ingester, MemoryError> {
+        strataflow_pipeline::stream::Ingester::start(std::sync::Arc::clone(&self.store), options)
+            .map_err(|e| MemoryError::Invalid(e.to_string()))
     }
 
     /// Ingests a JSONL message file (`docs/format.md`).
