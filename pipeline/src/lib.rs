@@ -7,3 +7,4 @@
 pub mod derive;
 pub mod ingest;
 pub mod source;
+pub mod synthetic;
