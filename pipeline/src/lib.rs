@@ -1,8 +1,11 @@
 //! # strataflow-pipeline
 //!
 //! The runtime that moves data from sources into the log: readers for the
-//! input formats ([`source`]) and the ingest driver ([`ingest`]) that assigns
-//! positions, seals blocks as turns complete and commits in batches.
+//! input formats ([`source`]), the ingest driver ([`ingest`]) that validates
+//! and feeds the staged runtime ([`runtime`]: partitioned workers that seal
+//! and derive, one ordering writer with group commit), batch derivation and
+//! its retries ([`derive`]), the streaming ingester ([`stream`]) and the
+//! synthetic archive generator ([`synthetic`]).
 
 pub mod derive;
 pub mod ingest;
@@ -11,4 +14,5 @@ pub mod runtime;
 pub mod source;
 pub mod stage;
 pub mod stream;
+pub mod synthetic;
 pub mod thread;

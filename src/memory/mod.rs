@@ -276,13 +276,9 @@ impl Memory {
         progress: &mut dyn FnMut(&IngestStats),
     ) -> Result<IngestStats, MemoryError> {
         let source = JsonlFile(path.to_path_buf());
-        Ok(ingest::ingest(
-            &self.store,
-            &source,
-            options,
-            on_invalid,
-            progress,
-        )?)
+        let stats = ingest::ingest(&self.store, &source, options, on_invalid, progress)?;
+        self.materialize(options)?;
+        Ok(stats)
     }
 
     /// Imports a LoCoMo file (either layout) into `tenant`.
@@ -295,13 +291,23 @@ impl Memory {
         progress: &mut dyn FnMut(&IngestStats),
     ) -> Result<IngestStats, MemoryError> {
         let items: Vec<SourceItem> = locomo::read(path, tenant).map_err(IngestError::from)?;
-        Ok(ingest::ingest(
-            &self.store,
-            &items,
-            options,
-            on_invalid,
-            progress,
-        )?)
+        let stats = ingest::ingest(&self.store, &items, options, on_invalid, progress)?;
+        self.materialize(options)?;
+        Ok(stats)
+    }
+
+    /// The last stage of an ingest that derived: brings every persisted view
+    /// of every tenant up to the end of the log (each saved with the last
+    /// sequence it applied, so a crash before or during this only leaves
+    /// more for the next refresh).
+    fn materialize(&self, options: &IngestOptions) -> Result<(), MemoryError> {
+        if options.operators.is_none() {
+            return Ok(());
+        }
+        for tenant in self.tenants()? {
+            self.views(&tenant, false)?;
+        }
+        Ok(())
     }
 
     /// What the directory holds.

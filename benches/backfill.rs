@@ -1,0 +1,360 @@
+//! Backfill throughput: a whole synthetic conversation archive taken in by
+//! strataflow (ingest and derivation) against three anchors, on the same
+//! messages in the same run.
+//!
+//! # What is measured
+//!
+//! N messages from the deterministic synthetic archive
+//! (`strataflow_pipeline::synthetic`, 1 tenant, N / 250 threads, seed 7;
+//! N from `STRATAFLOW_BENCH_MESSAGES`, default 200 000, 5 000 under
+//! `--test`) are generated once, before any timing. Criterion reports
+//! messages per second for:
+//!
+//! - `raw_fjall`: the messages' envelope bytes
+//!   (`encode_with_id(&Record::Message(..))`, encoded before timing) inserted
+//!   into one fjall keyspace keyed by the 8-byte big-endian sequence, in
+//!   batches of 4 096 with `PersistMode::SyncAll` (as the anchor of
+//!   `benches/append.rs`): the storage floor, no hashing, checks or indexes.
+//! - `sqlite_fts5`: SQLite (bundled) in WAL mode with `synchronous=NORMAL`, a
+//!   `messages` table (id, tenant, thread, position, role, speaker, text, ts)
+//!   and an external-content FTS5 table over text and speaker, filled with
+//!   prepared statements in transactions of 4 096 rows.
+//! - `tantivy`: an on-disk index in a temporary directory
+//!   (`Index::create_in_dir`) of text, speaker (both tokenized) and thread
+//!   (untokenized), writer with a 256 MB budget on 2 threads, one commit at
+//!   the end.
+//! - `strataflow_backfill`: [`run_strataflow`]: the JSONL archive (written
+//!   to a temporary file before timing) taken in exactly as `strataflow
+//!   ingest` does: validated, then the staged runtime on every core
+//!   (sealing, summaries, events and graph assertions derived as blocks
+//!   seal, fsync per group), then the persisted views refreshed. The anchors only store or index text; strataflow also
+//!   parses JSON, hashes every record, seals blocks and runs three operators
+//!   per block, so the ratios say what that costs.
+//!
+//! Each iteration uses a fresh directory; only the work above is timed, not
+//! creating or deleting directories. After criterion, one table gives the
+//! median messages/s of each (over criterion's own iterations), the ratio of
+//! strataflow to each anchor, and the process's peak RSS (`VmHWM`).
+//!
+//! # Running
+//!
+//! ```text
+//! cargo bench --bench backfill                                     # 200 000 messages
+//! STRATAFLOW_BENCH_MESSAGES=1000000 cargo bench --bench backfill   # bigger
+//! cargo bench --bench backfill -- --test                           # quick check (5 000)
+//! ```
+//!
+//! Directories are created under the system temporary directory (`TMPDIR`
+//! moves them); it must be on a real disk, not tmpfs, for fsync to mean
+//! anything.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+
+use std::collections::BTreeMap;
+use std::hint::black_box;
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
+use strataflow::Memory;
+use strataflow::log::envelope::encode_with_id;
+use strataflow::log::record::Record;
+use strataflow::pipeline::ingest::OnInvalid;
+use strataflow::pipeline::source::jsonl::parse_line;
+use strataflow::pipeline::synthetic::{SyntheticMessage, SyntheticOptions, messages};
+use tantivy::schema::{STRING, Schema, TEXT};
+use tantivy::{Index, IndexWriter, TantivyDocument};
+
+/// Rows (or records) per transaction / batch.
+const BATCH: usize = 4096;
+/// Indexing memory budget of the tantivy writer, in bytes.
+const TANTIVY_BUDGET: usize = 256 * 1024 * 1024;
+/// Messages per thread on average.
+const MESSAGES_PER_THREAD: u64 = 250;
+
+/// Messages of this run: `STRATAFLOW_BENCH_MESSAGES`, else 5 000 under
+/// `--test`, else 200 000.
+fn message_count() -> u64 {
+    if let Some(n) = std::env::var("STRATAFLOW_BENCH_MESSAGES")
+        .ok()
+        .and_then(|v| v.trim().replace('_', "").parse().ok())
+    {
+        return n;
+    }
+    if std::env::args().any(|a| a == "--test") {
+        5_000
+    } else {
+        200_000
+    }
+}
+
+/// Per-iteration throughputs (messages/s) of each benchmark, for the table.
+static RATES: Mutex<BTreeMap<&'static str, Vec<f64>>> = Mutex::new(BTreeMap::new());
+
+fn record_rate(name: &'static str, messages: u64, took: Duration) {
+    let rate = messages as f64 / took.as_secs_f64().max(1e-9);
+    RATES.lock().unwrap().entry(name).or_default().push(rate);
+}
+
+fn fresh_dir() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("strataflow-bench-backfill-")
+        .tempdir()
+        .expect("create a temporary directory")
+}
+
+// ---------------------------------------------------------------------------
+// strataflow
+
+/// The strataflow backfill of `jsonl_path` into a new data directory `dir`,
+/// exactly what `strataflow ingest FILE` does: the JSONL source read and
+/// validated, the staged runtime on every core (sealing, the builtin
+/// default operators deriving every block as it seals, group commit with
+/// fsync per batch), then the persisted views brought up to date. Returns
+/// the messages stored.
+fn run_strataflow(dir: &Path, jsonl_path: &Path) -> u64 {
+    let memory = Memory::open(dir).expect("open the data directory");
+    let options = memory.ingest_options().expect("default options");
+    let stats = memory
+        .ingest_jsonl(jsonl_path, &options, OnInvalid::Refuse, &mut |_| {})
+        .expect("ingest");
+    assert_eq!(stats.failed_runs, 0, "no operator run fails");
+    assert!(stats.events > 0, "the operators did real work");
+    black_box(stats);
+    stats.stored
+}
+
+fn time_strataflow(jsonl: &Path, n: u64, iters: u64) -> Duration {
+    let mut total = Duration::ZERO;
+    for _ in 0..iters {
+        let dir = fresh_dir();
+        let start = Instant::now();
+        let stored = run_strataflow(dir.path(), jsonl);
+        let took = start.elapsed();
+        assert_eq!(stored, n);
+        record_rate("strataflow_backfill", n, took);
+        total += took;
+    }
+    total
+}
+
+// ---------------------------------------------------------------------------
+// Anchors
+
+fn time_raw_fjall(envelopes: &[Vec<u8>], iters: u64) -> Duration {
+    let mut total = Duration::ZERO;
+    for _ in 0..iters {
+        let dir = fresh_dir();
+        let db = fjall::Database::builder(dir.path())
+            .open()
+            .expect("open the fjall database");
+        let ks = db
+            .keyspace("records", fjall::KeyspaceCreateOptions::default)
+            .expect("open the records keyspace");
+        let start = Instant::now();
+        let mut seq: u64 = 1;
+        for chunk in envelopes.chunks(BATCH) {
+            let mut batch = db.batch().durability(Some(fjall::PersistMode::SyncAll));
+            for value in chunk {
+                batch.insert(&ks, seq.to_be_bytes(), value.as_slice());
+                seq += 1;
+            }
+            batch.commit().expect("commit the batch");
+        }
+        let took = start.elapsed();
+        record_rate("raw_fjall", envelopes.len() as u64, took);
+        total += took;
+        drop(ks);
+        drop(db);
+    }
+    total
+}
+
+fn time_sqlite(msgs: &[SyntheticMessage], iters: u64) -> Duration {
+    let mut total = Duration::ZERO;
+    for _ in 0..iters {
+        let dir = fresh_dir();
+        let mut conn = rusqlite::Connection::open(dir.path().join("bench.sqlite")).unwrap();
+        conn.pragma_update(None, "journal_mode", "WAL").unwrap();
+        conn.pragma_update(None, "synchronous", "NORMAL").unwrap();
+        conn.execute_batch(
+            "CREATE TABLE messages (
+                 rowid INTEGER PRIMARY KEY,
+                 id TEXT NOT NULL, tenant TEXT NOT NULL, thread TEXT NOT NULL,
+                 position INTEGER NOT NULL, role TEXT NOT NULL, speaker TEXT,
+                 text TEXT NOT NULL, ts TEXT NOT NULL);
+             CREATE VIRTUAL TABLE messages_fts USING fts5(
+                 text, speaker, content='messages', content_rowid='rowid');",
+        )
+        .unwrap();
+        let start = Instant::now();
+        for chunk in msgs.chunks(BATCH) {
+            let tx = conn.transaction().unwrap();
+            {
+                let mut row = tx
+                    .prepare_cached(
+                        "INSERT INTO messages (id, tenant, thread, position, role, speaker, text, ts)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                    )
+                    .unwrap();
+                let mut fts = tx
+                    .prepare_cached(
+                        "INSERT INTO messages_fts (rowid, text, speaker) VALUES (?1, ?2, ?3)",
+                    )
+                    .unwrap();
+                for m in chunk {
+                    let rowid = row
+                        .insert(rusqlite::params![
+                            m.id,
+                            m.tenant,
+                            m.thread,
+                            m.position as i64,
+                            m.role,
+                            m.speaker,
+                            m.content,
+                            m.ts()
+                        ])
+                        .unwrap();
+                    fts.execute(rusqlite::params![rowid, m.content, m.speaker])
+                        .unwrap();
+                }
+            }
+            tx.commit().unwrap();
+        }
+        let took = start.elapsed();
+        record_rate("sqlite_fts5", msgs.len() as u64, took);
+        total += took;
+        drop(conn);
+    }
+    total
+}
+
+fn time_tantivy(msgs: &[SyntheticMessage], iters: u64) -> Duration {
+    let mut total = Duration::ZERO;
+    for _ in 0..iters {
+        let dir = fresh_dir();
+        let mut sb = Schema::builder();
+        let text = sb.add_text_field("text", TEXT);
+        let speaker = sb.add_text_field("speaker", TEXT);
+        let thread = sb.add_text_field("thread", STRING);
+        let index = Index::create_in_dir(dir.path(), sb.build()).unwrap();
+        let start = Instant::now();
+        let mut writer: IndexWriter = index.writer_with_num_threads(2, TANTIVY_BUDGET).unwrap();
+        for m in msgs {
+            let mut doc = TantivyDocument::default();
+            doc.add_text(text, &m.content);
+            doc.add_text(speaker, &m.speaker);
+            doc.add_text(thread, &m.thread);
+            writer.add_document(doc).unwrap();
+        }
+        writer.commit().unwrap();
+        writer.wait_merging_threads().unwrap();
+        let took = start.elapsed();
+        record_rate("tantivy", msgs.len() as u64, took);
+        total += took;
+    }
+    total
+}
+
+// ---------------------------------------------------------------------------
+// Report
+
+fn median(mut v: Vec<f64>) -> Option<f64> {
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied()
+}
+
+fn peak_rss_mib() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib / 1024.0)
+}
+
+fn print_table(n: u64, threads: u32) {
+    let rates = RATES.lock().unwrap().clone();
+    let get = |name: &str| rates.get(name).cloned().and_then(median);
+    let ours = get("strataflow_backfill");
+    println!();
+    println!("backfill of {n} synthetic messages in {threads} threads (median over iterations)");
+    println!(
+        "  {:<22} {:>14} {:>12} {:>18}",
+        "system", "messages/s", "iterations", "strataflow / this"
+    );
+    for name in ["strataflow_backfill", "raw_fjall", "sqlite_fts5", "tantivy"] {
+        let rate = get(name);
+        let iterations = rates.get(name).map_or(0, Vec::len);
+        let ratio = match (ours, rate) {
+            (Some(a), Some(b)) if b > 0.0 => format!("{:.3}", a / b),
+            _ => "-".to_owned(),
+        };
+        println!(
+            "  {:<22} {:>14} {:>12} {:>18}",
+            name,
+            rate.map_or_else(|| "-".to_owned(), |r| format!("{r:.0}")),
+            iterations,
+            ratio
+        );
+    }
+    println!(
+        "  peak RSS (VmHWM) of the bench process: {}",
+        peak_rss_mib().map_or_else(|| "?".to_owned(), |m| format!("{m:.0} MiB"))
+    );
+}
+
+fn bench_backfill(c: &mut Criterion) {
+    let n = message_count();
+    let threads = u32::try_from((n / MESSAGES_PER_THREAD).max(1)).unwrap_or(u32::MAX);
+    let options = SyntheticOptions {
+        messages: n,
+        threads,
+        seed: 7,
+        tenants: 1,
+    };
+    // Everything each system needs, prepared before any timing.
+    let msgs: Vec<SyntheticMessage> = messages(&options).collect();
+    let mut line = String::new();
+    let envelopes: Vec<Vec<u8>> = msgs
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            line.clear();
+            m.write_json_line(&mut line);
+            let input = parse_line("synthetic", i + 1, line.trim_end()).expect("parse");
+            let record = Record::Message(input.to_message(m.position));
+            encode_with_id(&record).expect("encode").1
+        })
+        .collect();
+    let jsonl_dir = fresh_dir();
+    let jsonl = jsonl_dir.path().join("archive.jsonl");
+    {
+        let mut file = std::io::BufWriter::new(std::fs::File::create(&jsonl).unwrap());
+        strataflow::pipeline::synthetic::write_archive(&options, &mut file).unwrap();
+    }
+
+    let mut group = c.benchmark_group("backfill");
+    group
+        .throughput(Throughput::Elements(n))
+        .sampling_mode(SamplingMode::Flat)
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(1))
+        .measurement_time(Duration::from_secs(5));
+    group.bench_function("raw_fjall", |b| {
+        b.iter_custom(|iters| time_raw_fjall(&envelopes, iters));
+    });
+    group.bench_function("sqlite_fts5", |b| {
+        b.iter_custom(|iters| time_sqlite(&msgs, iters));
+    });
+    group.bench_function("tantivy", |b| {
+        b.iter_custom(|iters| time_tantivy(&msgs, iters));
+    });
+    group.bench_function("strataflow_backfill", |b| {
+        b.iter_custom(|iters| time_strataflow(&jsonl, n, iters));
+    });
+    group.finish();
+    print_table(n, threads);
+}
+
+criterion_group!(benches, bench_backfill);
+criterion_main!(benches);
