@@ -26,6 +26,25 @@ pub enum Command {
         #[arg(long, value_name = "N")]
         block_turns: Option<u32>,
     },
+    /// Write a deterministic synthetic conversation archive (JSONL) for
+    /// benchmarks and trials: same options, same bytes.
+    Gen {
+        /// Messages in all.
+        #[arg(long, value_name = "N")]
+        messages: u64,
+        /// Threads (conversations).
+        #[arg(long, value_name = "T", default_value_t = 100)]
+        threads: u32,
+        /// Tenants the threads are spread over.
+        #[arg(long, value_name = "N", default_value_t = 1)]
+        tenants: u32,
+        /// Seed of the generator.
+        #[arg(long, value_name = "S", default_value_t = 1)]
+        seed: u64,
+        /// Output file (default: standard output).
+        #[arg(long, short, value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
     /// Ingest a JSONL message file (one message per line; see docs/format.md).
     Ingest {
         /// The file.

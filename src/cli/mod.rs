@@ -108,6 +108,53 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 memory.block_turns()
             )?;
         }
+        Command::Gen {
+            messages,
+            threads,
+            tenants,
+            seed,
+            output,
+        } => {
+            if threads == 0 || tenants == 0 {
+                return Err(Failure {
+                    message: "--threads and --tenants must be at least 1".into(),
+                    status: 2,
+                });
+            }
+            let options = strataflow::pipeline::synthetic::SyntheticOptions {
+                messages,
+                threads,
+                seed,
+                tenants,
+            };
+            let stats = match &output {
+                Some(path) => {
+                    let file = File::create(path).map_err(|e| Failure {
+                        message: format!("cannot create {}: {e}", path.display()),
+                        status: 1,
+                    })?;
+                    let mut w = BufWriter::new(file);
+                    let stats = strataflow::pipeline::synthetic::write_archive(&options, &mut w)?;
+                    w.flush()?;
+                    stats
+                }
+                None => {
+                    let mut w = BufWriter::new(&mut out);
+                    let stats = strataflow::pipeline::synthetic::write_archive(&options, &mut w)?;
+                    w.flush()?;
+                    stats
+                }
+            };
+            if let Some(path) = output {
+                eprintln!(
+                    "wrote {} messages in {} threads ({} bytes) to {}",
+                    stats.messages,
+                    stats.threads,
+                    stats.bytes,
+                    path.display()
+                );
+            }
+        }
         Command::Ingest { file, options } => {
             let memory = Memory::open(&dir)?;
             run_ingest(

@@ -305,7 +305,7 @@ impl Memory {
             return Ok(());
         }
         for tenant in self.tenants()? {
-            self.views(&tenant, false)?;
+            self.refresh_views(&tenant)?;
         }
         Ok(())
     }

@@ -81,6 +81,18 @@ impl Memory {
         Ok(state)
     }
 
+    /// Brings every persisted view of a tenant up to the end of the log
+    /// (the last stage of an ingest).
+    pub fn refresh_views(&self, tenant: &str) -> Result<(), MemoryError> {
+        self.refresh::<EventStatusState>(tenant)?;
+        self.refresh::<WeightsState>(tenant)?;
+        let (graph_key, graph_fresh) = self.graph_membership_key(None)?;
+        self.refresh_keyed(&graph_key, tenant, &graph_fresh)?;
+        let (levels_key, levels_fresh) = self.block_levels_key(None)?;
+        self.refresh_keyed(&levels_key, tenant, &levels_fresh)?;
+        Ok(())
+    }
+
     /// Refreshes every persisted view of a tenant and reports their digests;
     /// with `verify`, also rebuilds each from the log and reports that digest.
     pub fn views(&self, tenant: &str, verify: bool) -> Result<Vec<ViewReport>, MemoryError> {
