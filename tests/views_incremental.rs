@@ -85,7 +85,7 @@ fn locomo_views_refreshed_along_the_way_equal_a_rebuild() {
     same_as_rebuild(&memory, "");
     drop(memory);
     let out = ok(data, &["views", "--verify"]);
-    assert_eq!(out.matches("rebuild: same").count(), 4, "{out}");
+    assert_eq!(out.matches("rebuild: same").count(), 5, "{out}");
 }
 
 /// One step of a random history.

@@ -114,6 +114,23 @@ pub fn encode(record: &Record) -> Result<Vec<u8>, EncodeError> {
     Ok(out)
 }
 
+/// The envelope of an event, byte for byte what [`encode`] gives for
+/// `Record::Event(event.clone())`, without the clone (views that keep many
+/// events use it).
+pub fn encode_event(event: &Event) -> Result<Vec<u8>, EncodeError> {
+    let kind = RecordKind::Event;
+    let body = rkyv::to_bytes::<rancor::BoxedError>(event).map_err(|e| EncodeError {
+        kind: kind.name(),
+        detail: e.to_string(),
+    })?;
+    let mut out = Vec::with_capacity(HEADER_LEN + body.len());
+    out.extend_from_slice(&MAGIC);
+    out.push(kind.code());
+    out.extend_from_slice(&kind.schema_version().to_be_bytes());
+    out.extend_from_slice(&body);
+    Ok(out)
+}
+
 /// The id of an envelope.
 pub fn id_of(envelope: &[u8]) -> RecordId {
     let mut h = blake3::Hasher::new_derive_key(ID_CONTEXT);

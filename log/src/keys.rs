@@ -112,6 +112,15 @@ pub(crate) fn view_key(view: &str, tenant: &str) -> Vec<u8> {
     k
 }
 
+/// `views` key of chunk `index` of a chunked view state: the view's key
+/// followed by `[u32 BE index]`. The names are length-prefixed, so no other
+/// view's key is equal to it or a prefix of it.
+pub(crate) fn view_chunk_key(view: &str, tenant: &str, index: u32) -> Vec<u8> {
+    let mut k = view_key(view, tenant);
+    k.extend_from_slice(&index.to_be_bytes());
+    k
+}
+
 /// `meta` key of a configuration entry.
 pub(crate) fn config_key(name: &str) -> Vec<u8> {
     format!("config/{name}").into_bytes()

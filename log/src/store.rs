@@ -23,6 +23,12 @@ use crate::id::RecordId;
 use crate::keys::{self, MAX_NAME_BYTES};
 use crate::record::{Record, RecordKind};
 
+/// Largest chunk of a view state saved by [`Store::save_view_chunks`].
+pub const VIEW_CHUNK_BYTES: usize = 4 << 20;
+
+/// Length of the head value of a chunked view state.
+const CHUNK_HEAD_LEN: usize = 20;
+
 /// How durable an acknowledged append is.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
 pub enum Durability {
@@ -763,6 +769,152 @@ impl Store {
         let mut batch = self.db.batch();
         batch.insert(&self.views, keys::view_key(view, tenant), value);
         batch.commit().map_err(|e| self.storage(e))
+    }
+
+    /// Stores a large view state for a tenant with the last sequence it
+    /// applied, split into chunks of at most [`VIEW_CHUNK_BYTES`] (fjall keeps
+    /// values whole in memtables and blocks, so one value of hundreds of MB
+    /// is avoided). The head value at the view's key is `[u64 BE last_seq]
+    /// [u32 BE chunk count][u64 BE total length]`; chunk `i` is at the view's
+    /// key followed by `[u32 BE i]`. Head, chunks and the removal of chunks
+    /// left over from a longer earlier state are one batch, so a reader sees
+    /// the old state or the new one, never a mix. Buffered, like
+    /// [`Store::save_view_state`].
+    pub fn save_view_chunks(
+        &self,
+        view: &str,
+        tenant: &str,
+        last_seq: u64,
+        state: &[u8],
+    ) -> Result<(), StoreError> {
+        let count = state.len().div_ceil(VIEW_CHUNK_BYTES);
+        let count32 = u32::try_from(count).map_err(|_| StoreError::Corrupt {
+            keyspace: keys::VIEWS,
+            detail: format!(
+                "state of view `{view}` is too large ({} bytes)",
+                state.len()
+            ),
+        })?;
+        let old_count = match self.chunk_head(view, tenant)? {
+            Some(Ok((_, old, _))) => old,
+            // A head that is not a chunk head: look for chunks by prefix.
+            Some(Err(_)) => self.chunk_count_by_prefix(view, tenant)?,
+            None => 0,
+        };
+        let mut head = Vec::with_capacity(CHUNK_HEAD_LEN);
+        head.extend_from_slice(&last_seq.to_be_bytes());
+        head.extend_from_slice(&count32.to_be_bytes());
+        head.extend_from_slice(&(state.len() as u64).to_be_bytes());
+        let mut batch = self.db.batch();
+        batch.insert(&self.views, keys::view_key(view, tenant), head);
+        for (i, chunk) in (0u32..).zip(state.chunks(VIEW_CHUNK_BYTES)) {
+            batch.insert(&self.views, keys::view_chunk_key(view, tenant, i), chunk);
+        }
+        for i in count32..old_count {
+            batch.remove(&self.views, keys::view_chunk_key(view, tenant, i));
+        }
+        batch.commit().map_err(|e| self.storage(e))
+    }
+
+    /// A view state saved by [`Store::save_view_chunks`]: the last sequence
+    /// it applied and the reassembled bytes. A head or chunk that does not
+    /// fit the layout (missing chunk, wrong length) is [`StoreError::Corrupt`];
+    /// the caller decides whether to rebuild.
+    pub fn view_chunks(
+        &self,
+        view: &str,
+        tenant: &str,
+    ) -> Result<Option<(u64, Vec<u8>)>, StoreError> {
+        let (seq, count, total) = match self.chunk_head(view, tenant)? {
+            None => return Ok(None),
+            Some(Ok(head)) => head,
+            Some(Err(detail)) => {
+                return Err(StoreError::Corrupt {
+                    keyspace: keys::VIEWS,
+                    detail,
+                });
+            }
+        };
+        let corrupt = |detail: String| StoreError::Corrupt {
+            keyspace: keys::VIEWS,
+            detail,
+        };
+        let total = usize::try_from(total)
+            .map_err(|_| corrupt(format!("view `{view}` claims {total} bytes")))?;
+        let expected = total.div_ceil(VIEW_CHUNK_BYTES);
+        if usize::try_from(count).ok() != Some(expected) {
+            return Err(corrupt(format!(
+                "view `{view}` has {count} chunks for {total} bytes"
+            )));
+        }
+        let mut out = Vec::with_capacity(total);
+        for i in 0..count {
+            let chunk = self
+                .views
+                .get(keys::view_chunk_key(view, tenant, i))
+                .map_err(|e| self.storage(e))?
+                .ok_or_else(|| corrupt(format!("view `{view}` lacks chunk {i} of {count}")))?;
+            out.extend_from_slice(&chunk);
+        }
+        if out.len() != total {
+            return Err(corrupt(format!(
+                "view `{view}` has {} bytes in its chunks, not {total}",
+                out.len()
+            )));
+        }
+        Ok(Some((seq, out)))
+    }
+
+    /// The head of a chunked view state: `(last_seq, chunks, total length)`,
+    /// or why the value is not such a head.
+    #[allow(clippy::type_complexity)]
+    fn chunk_head(
+        &self,
+        view: &str,
+        tenant: &str,
+    ) -> Result<Option<Result<(u64, u32, u64), String>>, StoreError> {
+        let Some(v) = self
+            .views
+            .get(keys::view_key(view, tenant))
+            .map_err(|e| self.storage(e))?
+        else {
+            return Ok(None);
+        };
+        let parsed = <&[u8; CHUNK_HEAD_LEN]>::try_from(v.as_ref())
+            .ok()
+            .and_then(|b| {
+                let (seq, rest) = b.split_first_chunk::<8>()?;
+                let (count, rest) = rest.split_first_chunk::<4>()?;
+                let (total, _) = rest.split_first_chunk::<8>()?;
+                Some((
+                    u64::from_be_bytes(*seq),
+                    u32::from_be_bytes(*count),
+                    u64::from_be_bytes(*total),
+                ))
+            })
+            .ok_or_else(|| {
+                format!(
+                    "head of chunked view `{view}` is {} bytes, not {CHUNK_HEAD_LEN}",
+                    v.len()
+                )
+            });
+        Ok(Some(parsed))
+    }
+
+    /// Number of chunk keys under a view's key (for a damaged head).
+    fn chunk_count_by_prefix(&self, view: &str, tenant: &str) -> Result<u32, StoreError> {
+        let prefix = keys::view_key(view, tenant);
+        let mut highest = 0u32;
+        for item in self.views.prefix(&prefix) {
+            let key = item.key().map_err(|e| self.storage(e))?;
+            if let Some(index) = key
+                .get(prefix.len()..)
+                .and_then(|rest| <[u8; 4]>::try_from(rest).ok())
+            {
+                highest = highest.max(u32::from_be_bytes(index).saturating_add(1));
+            }
+        }
+        Ok(highest)
     }
 
     /// Bytes the data directory takes on disk.

@@ -10,6 +10,7 @@
 //! - [`view`]: persisted incremental views (state + last sequence) and their digests.
 //! - [`weights`]: use-only reinforcement per event.
 //! - [`search`]: tokenizer, BM25, RRF, the event and graph-node searches.
+//! - [`snapshot`]: the binary encoding of persisted search snapshots.
 //! - [`graph_state`]: current and historical nodes, facts and edges folded
 //!   from graph assertions.
 
@@ -17,5 +18,6 @@ pub mod block_levels;
 pub mod event_status;
 pub mod graph_state;
 pub mod search;
+pub mod snapshot;
 pub mod view;
 pub mod weights;

@@ -17,7 +17,17 @@ use strataflow_materializers::search::graph::GraphIndex;
 use strataflow_materializers::search::rrf::{RRF_K, rrf};
 use strataflow_materializers::search::tokenizer::{tokens, weighted_tokens};
 
+use strataflow_log::StoreError;
+use strataflow_materializers::snapshot::{Decoder, Encoder, SnapshotError};
+
 use super::{Memory, MemoryError};
+
+/// blake3 (key-derivation mode) of a snapshot body.
+fn snapshot_checksum(body: &[u8]) -> [u8; 32] {
+    let mut h = blake3::Hasher::new_derive_key(SNAPSHOT_CONTEXT);
+    h.update(body);
+    *h.finalize().as_bytes()
+}
 
 /// Which index a search reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -159,17 +169,26 @@ struct RawDoc {
 /// log by [`Memory::refresh_searcher`]: building one is refreshing an empty
 /// one from the first record, so an index refreshed along the way and one
 /// built afresh hold the same content ([`Searcher::digest`]).
+///
+/// [`Memory::searcher`] persists it as a view (see [`SEARCH_VIEW`] and
+/// `docs/format.md`): it resumes from the saved snapshot and saves it back
+/// when the refresh applied something.
 pub struct Searcher {
     tenant: String,
     profile: Option<String>,
     /// Last log sequence applied.
     last_seq: u64,
+    /// The snapshot sequence this searcher resumed from (none when built
+    /// from the first record).
+    resumed_from: Option<u64>,
     extractor: (String, strataflow_log::Digest),
     events: EventIndex,
     event_threads: BTreeMap<RecordId, String>,
     block_threads: BTreeMap<RecordId, String>,
     external: BTreeMap<RecordId, String>,
     graph: GraphState,
+    /// Digest of the graph `graph_index` was built from.
+    graph_digest: String,
     graph_index: GraphIndex,
     raw: Bm25Index,
     /// The same messages with stemmed tokens, for the fused search.
@@ -180,35 +199,120 @@ pub struct Searcher {
     last_in_thread: BTreeMap<String, usize>,
 }
 
+/// Name of the persisted search view (the first part of its key).
+pub const SEARCH_VIEW: &str = "search";
+
+/// Format version of a search snapshot (its first byte). Bump it whenever
+/// the layout of `docs/format.md` §search snapshot changes: a snapshot of
+/// another version is rebuilt, never read.
+pub const SEARCH_SNAPSHOT_VERSION: u8 = 1;
+
+/// blake3 key-derivation context of a search snapshot's checksum.
+const SNAPSHOT_CONTEXT: &str = "strataflow search snapshot v1";
+
+/// The operators a searcher depends on: its view key and what a snapshot
+/// must name to be read.
+struct SearchIdentity {
+    key: String,
+    extractor: (String, strataflow_log::Digest),
+    projector: (String, strataflow_log::Digest),
+}
+
 impl Memory {
-    /// Builds the search indexes of a tenant under a profile.
+    /// The search indexes of a tenant under a profile, up to the end of the
+    /// log: resumed from the persisted snapshot when there is a valid one
+    /// (an unreadable, damaged, older-format or foreign snapshot is rebuilt
+    /// from the first record, never trusted), refreshed, and saved back when
+    /// the refresh applied something.
     pub fn searcher(&self, profile: Option<&str>, tenant: &str) -> Result<Searcher, MemoryError> {
-        let (_, ops) = self.operators(profile)?;
-        let mut s = Searcher {
-            tenant: tenant.to_owned(),
-            profile: profile.map(str::to_owned),
-            last_seq: 0,
-            extractor: (ops.extractor.id().to_string(), ops.extractor.config_hash()),
-            events: EventIndex::new(),
-            event_threads: BTreeMap::new(),
-            block_threads: BTreeMap::new(),
-            external: BTreeMap::new(),
-            graph: GraphState::fold(&[], &|_| true),
-            graph_index: GraphIndex::build(&GraphState::fold(&[], &|_| true)),
-            raw: Bm25Index::new(),
-            raw_stemmed: Bm25Index::new(),
-            raw_docs: Vec::new(),
-            next_in_thread: Vec::new(),
-            last_in_thread: BTreeMap::new(),
+        let identity = self.search_identity(profile)?;
+        let loaded = match self.store.view_chunks(&identity.key, tenant) {
+            Ok(None) => None,
+            Ok(Some((seq, bytes))) => match Searcher::decode(&bytes, &identity, profile, tenant) {
+                Ok(s) if s.last_seq == seq => Some(s),
+                Ok(s) => {
+                    tracing::warn!(
+                        view = %identity.key,
+                        tenant,
+                        "search snapshot says sequence {} but is stored at {seq}; rebuilding",
+                        s.last_seq
+                    );
+                    None
+                }
+                Err(e) => {
+                    tracing::warn!(view = %identity.key, tenant, "search snapshot unreadable ({e}); rebuilding");
+                    None
+                }
+            },
+            Err(StoreError::Corrupt { detail, .. }) => {
+                tracing::warn!(view = %identity.key, tenant, "search snapshot damaged ({detail}); rebuilding");
+                None
+            }
+            Err(e) => return Err(e.into()),
         };
-        self.refresh_searcher(&mut s)?;
+        let resumed = loaded.is_some();
+        let mut s = match loaded {
+            Some(s) => s,
+            None => Searcher::empty(profile, tenant, &identity),
+        };
+        let applied = self.refresh_applied(&mut s)?;
+        if applied || !resumed {
+            let bytes = s.encode(&identity)?;
+            self.store
+                .save_view_chunks(&identity.key, tenant, s.last_seq, &bytes)?;
+        }
         Ok(s)
+    }
+
+    /// The search indexes of a tenant built from the first record, without
+    /// reading or saving the snapshot (what `views --verify` compares with).
+    pub fn searcher_rebuilt(
+        &self,
+        profile: Option<&str>,
+        tenant: &str,
+    ) -> Result<Searcher, MemoryError> {
+        let identity = self.search_identity(profile)?;
+        let mut s = Searcher::empty(profile, tenant, &identity);
+        self.refresh_applied(&mut s)?;
+        Ok(s)
+    }
+
+    /// The `views` key of a profile's search snapshot:
+    /// `search/<extractor>/<config short>/<projector>/<config short>`.
+    pub fn search_view_key(&self, profile: Option<&str>) -> Result<String, MemoryError> {
+        Ok(self.search_identity(profile)?.key)
+    }
+
+    fn search_identity(&self, profile: Option<&str>) -> Result<SearchIdentity, MemoryError> {
+        let (_, ops) = self.operators(profile)?;
+        let extractor = (ops.extractor.id().to_string(), ops.extractor.config_hash());
+        let projector = (ops.projector.id().to_string(), ops.projector.config_hash());
+        let key = format!(
+            "{SEARCH_VIEW}/{}/{}/{}/{}",
+            extractor.0,
+            extractor.1.short(),
+            projector.0,
+            projector.1.short()
+        );
+        Ok(SearchIdentity {
+            key,
+            extractor,
+            projector,
+        })
     }
 
     /// Applies the records appended since the searcher's last sequence:
     /// new messages and events enter the indexes; statuses, weights and
-    /// the graph are brought up to date.
+    /// the graph are brought up to date. (Only [`Memory::searcher`] saves
+    /// the snapshot.)
     pub fn refresh_searcher(&self, s: &mut Searcher) -> Result<(), MemoryError> {
+        self.refresh_applied(s).map(|_| ())
+    }
+
+    /// [`Memory::refresh_searcher`]; true when some record of the tenant
+    /// was applied or the graph changed.
+    fn refresh_applied(&self, s: &mut Searcher) -> Result<bool, MemoryError> {
+        let mut applied = false;
         let mut new_events: Vec<RecordId> = Vec::new();
         for item in self.store.scan(s.last_seq + 1) {
             let stored = item?;
@@ -216,6 +320,7 @@ impl Memory {
             if stored.record.tenant() != s.tenant {
                 continue;
             }
+            applied = true;
             match stored.record {
                 Record::Message(m) => s.add_message(stored.id, m),
                 Record::Block(b) => {
@@ -264,11 +369,14 @@ impl Memory {
                 .set_weight(&id, weights.get(&id).map_or(1.0, |w| w.weight));
         }
         let graph = self.graph(s.profile.as_deref(), &s.tenant)?;
-        if graph != s.graph {
+        let digest = graph.digest();
+        if digest != s.graph_digest {
             s.graph_index = GraphIndex::build(&graph);
-            s.graph = graph;
+            s.graph_digest = digest;
+            applied = true;
         }
-        Ok(())
+        s.graph = graph;
+        Ok(applied)
     }
 
     /// Runs a search and records it as a retrieval batch.
@@ -397,6 +505,29 @@ fn parse_time(field: &str, text: Option<&str>) -> Result<Option<Timestamp>, Memo
 }
 
 impl Searcher {
+    fn empty(profile: Option<&str>, tenant: &str, identity: &SearchIdentity) -> Self {
+        Self {
+            tenant: tenant.to_owned(),
+            profile: profile.map(str::to_owned),
+            last_seq: 0,
+            resumed_from: None,
+            extractor: identity.extractor.clone(),
+            events: EventIndex::new(),
+            event_threads: BTreeMap::new(),
+            block_threads: BTreeMap::new(),
+            external: BTreeMap::new(),
+            graph: GraphState::fold(&[], &|_| true),
+            // No graph indexed yet: the first refresh builds it.
+            graph_digest: String::new(),
+            graph_index: GraphIndex::default(),
+            raw: Bm25Index::new(),
+            raw_stemmed: Bm25Index::new(),
+            raw_docs: Vec::new(),
+            next_in_thread: Vec::new(),
+            last_in_thread: BTreeMap::new(),
+        }
+    }
+
     fn add_message(&mut self, id: RecordId, m: strataflow_log::record::Message) {
         let speaker = m
             .speaker
@@ -406,15 +537,7 @@ impl Searcher {
         let doc_tokens = weighted_tokens(&[(speaker.as_str(), 1), (m.content.as_str(), 1)]);
         self.raw_stemmed.add(&stemmed(&doc_tokens));
         self.raw.add(&doc_tokens);
-        let doc = self.raw_docs.len();
-        if let Some(prev) = self.last_in_thread.insert(m.thread.clone(), doc) {
-            if let Some(slot) = self.next_in_thread.get_mut(prev) {
-                *slot = Some(doc);
-            }
-        }
-        self.next_in_thread.push(None);
-        self.external.insert(id, m.external_id.clone());
-        self.raw_docs.push(RawDoc {
+        self.push_raw_doc(RawDoc {
             id,
             question: m.content.trim_end().ends_with('?'),
             external_id: m.external_id,
@@ -428,9 +551,142 @@ impl Searcher {
         });
     }
 
+    /// Adds a raw doc (already in the BM25 indexes) and links it to its
+    /// thread's previous message.
+    fn push_raw_doc(&mut self, d: RawDoc) {
+        let doc = self.raw_docs.len();
+        if let Some(prev) = self.last_in_thread.insert(d.thread.clone(), doc) {
+            if let Some(slot) = self.next_in_thread.get_mut(prev) {
+                *slot = Some(doc);
+            }
+        }
+        self.next_in_thread.push(None);
+        self.external.insert(d.id, d.external_id.clone());
+        self.raw_docs.push(d);
+    }
+
+    /// The snapshot (`docs/format.md`, search snapshot): version byte,
+    /// checksum, then the body. The tables that follow from others (event
+    /// threads, external ids, thread links) are not written.
+    fn encode(&self, identity: &SearchIdentity) -> Result<Vec<u8>, MemoryError> {
+        let mut e = Encoder::new();
+        e.str(&self.tenant);
+        e.str(&identity.extractor.0);
+        e.raw(identity.extractor.1.as_bytes());
+        e.str(&identity.projector.0);
+        e.raw(identity.projector.1.as_bytes());
+        e.u64(self.last_seq);
+        e.str(&self.graph_digest);
+        e.len(self.raw_docs.len());
+        for d in &self.raw_docs {
+            e.id(&d.id);
+            e.str(&d.external_id);
+            e.str(&d.thread);
+            e.str(&d.text);
+            e.u8(u8::from(d.question));
+        }
+        self.raw.encode(&mut e);
+        self.raw_stemmed.encode(&mut e);
+        e.len(self.block_threads.len());
+        for (id, thread) in &self.block_threads {
+            e.id(id);
+            e.str(thread);
+        }
+        self.events
+            .encode(&mut e)
+            .map_err(|err| MemoryError::Store(StoreError::Encode(err)))?;
+        self.graph_index.encode(&mut e);
+        let body = e.finish();
+        let mut out = Vec::with_capacity(33 + body.len());
+        out.push(SEARCH_SNAPSHOT_VERSION);
+        out.extend_from_slice(&snapshot_checksum(&body));
+        out.extend_from_slice(&body);
+        Ok(out)
+    }
+
+    /// Reads a snapshot written by [`Searcher::encode`] for this tenant and
+    /// these operators; anything else (other version, bad checksum, other
+    /// tenant or operators, inconsistent tables) is an error.
+    fn decode(
+        bytes: &[u8],
+        identity: &SearchIdentity,
+        profile: Option<&str>,
+        tenant: &str,
+    ) -> Result<Self, SnapshotError> {
+        let mut d = Decoder::new(bytes);
+        let version = d.u8()?;
+        if version != SEARCH_SNAPSHOT_VERSION {
+            return Err(d.invalid(format!(
+                "format version {version}; this build reads {SEARCH_SNAPSHOT_VERSION}"
+            )));
+        }
+        let checksum = d.raw(32)?;
+        let body = bytes.get(33..).unwrap_or_default();
+        if checksum != snapshot_checksum(body) {
+            return Err(d.invalid("checksum mismatch"));
+        }
+        let mut s = Self::empty(profile, tenant, identity);
+        if d.str()? != tenant {
+            return Err(d.invalid("snapshot of another tenant"));
+        }
+        for (id, config) in [&identity.extractor, &identity.projector] {
+            if d.str()? != id || d.raw(32)? != config.as_bytes() {
+                return Err(d.invalid(format!("snapshot of other operators than {id}")));
+            }
+        }
+        s.last_seq = d.u64()?;
+        s.resumed_from = Some(s.last_seq);
+        s.graph_digest = d.string()?;
+        let raw_count = d.count(32)?;
+        let mut raw_docs = Vec::with_capacity(raw_count);
+        for _ in 0..raw_count {
+            raw_docs.push(RawDoc {
+                id: d.id()?,
+                external_id: d.string()?,
+                thread: d.string()?,
+                text: d.string()?,
+                question: match d.u8()? {
+                    0 => false,
+                    1 => true,
+                    _ => return Err(d.invalid("question flag")),
+                },
+            });
+        }
+        s.raw = Bm25Index::decode(&mut d)?;
+        s.raw_stemmed = Bm25Index::decode(&mut d)?;
+        if s.raw.doc_count() != raw_count || s.raw_stemmed.doc_count() != raw_count {
+            return Err(d.invalid("raw messages and BM25 docs differ"));
+        }
+        s.next_in_thread.reserve(raw_count);
+        for doc in raw_docs {
+            s.push_raw_doc(doc);
+        }
+        let blocks = d.count(32)?;
+        for _ in 0..blocks {
+            let id = d.id()?;
+            s.block_threads.insert(id, d.string()?);
+        }
+        s.events = EventIndex::decode(&mut d)?;
+        s.event_threads = s
+            .events
+            .docs()
+            .map(|doc| (doc.id, doc.thread.clone()))
+            .collect();
+        s.graph_index = GraphIndex::decode(&mut d)?;
+        d.finish()?;
+        Ok(s)
+    }
+
     /// The last log sequence applied.
     pub fn last_seq(&self) -> u64 {
         self.last_seq
+    }
+
+    /// The sequence of the persisted snapshot this searcher resumed from;
+    /// `None` when it was built from the first record (no snapshot, or one
+    /// that could not be trusted).
+    pub fn resumed_from(&self) -> Option<u64> {
+        self.resumed_from
     }
 
     /// blake3 hex over the indexed content: raw messages in order, events
@@ -446,7 +702,7 @@ impl Searcher {
             let status = self.events.get(id).map_or(0u8, |d| d.status as u8);
             h.update(&[status]);
         }
-        h.update(self.graph.digest().as_bytes());
+        h.update(self.graph_digest.as_bytes());
         h.finalize().to_hex().to_string()
     }
 

@@ -102,6 +102,9 @@ impl Memory {
         let (graph, gseq) = self.refresh_keyed(&graph_key, tenant, &graph_fresh)?;
         let (levels_key, levels_fresh) = self.block_levels_key(None)?;
         let (levels, lseq) = self.refresh_keyed(&levels_key, tenant, &levels_fresh)?;
+        // The search indexes last: refreshing them refreshes the views they
+        // read (status, weights, graph membership) once more, a no-op here.
+        let searcher = self.searcher(None, tenant)?;
         Ok(vec![
             ViewReport {
                 view: GraphMembership::NAME,
@@ -143,6 +146,17 @@ impl Memory {
                 digest: weights.digest(),
                 rebuilt: if verify {
                     Some(self.rebuild::<WeightsState>(tenant)?.digest())
+                } else {
+                    None
+                },
+            },
+            ViewReport {
+                view: super::search::SEARCH_VIEW,
+                tenant: tenant.to_owned(),
+                last_seq: searcher.last_seq(),
+                digest: searcher.digest(),
+                rebuilt: if verify {
+                    Some(self.searcher_rebuilt(None, tenant)?.digest())
                 } else {
                     None
                 },

@@ -55,6 +55,8 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap, HashMap};
 
+use crate::snapshot::{Decoder, Encoder, SnapshotError};
+
 /// BM25 term-frequency saturation.
 pub const K1: f64 = 1.2;
 /// BM25 length normalization.
@@ -200,6 +202,11 @@ impl Bm25Index {
             list.shrink_to_fit();
         }
         self.dead = 0;
+    }
+
+    /// Number of docs ever added (live or removed): the next doc number.
+    pub fn doc_count(&self) -> usize {
+        self.lens.len()
     }
 
     /// Number of live docs.
@@ -446,6 +453,129 @@ impl Bm25Index {
         out.retain(|(_, s)| *s > 0.0);
         out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         out
+    }
+}
+
+/// Snapshot encoding ([`crate::snapshot`]).
+impl Bm25Index {
+    /// Writes the index: its doc count, the lengths of every doc, the
+    /// removed docs (ascending, delta-coded), the number removed since the
+    /// last compaction, then per term (in term-number order) its text and
+    /// its postings (doc delta-coded, tf).
+    pub fn encode(&self, e: &mut Encoder) {
+        e.len(self.lens.len());
+        for len in &self.lens {
+            e.u32(*len);
+        }
+        let removed: Vec<u32> = (0u32..)
+            .zip(&self.live)
+            .filter(|(_, live)| !**live)
+            .map(|(doc, _)| doc)
+            .collect();
+        e.len(removed.len());
+        let mut prev = 0u32;
+        for doc in removed {
+            e.u32(doc - prev);
+            prev = doc;
+        }
+        e.len(self.dead);
+        let mut names: Vec<&str> = vec![""; self.terms.len()];
+        for (term, n) in &self.terms {
+            if let Some(slot) = usize::try_from(*n).ok().and_then(|i| names.get_mut(i)) {
+                *slot = term.as_str();
+            }
+        }
+        e.len(self.postings.len());
+        for (name, list) in names.iter().zip(&self.postings) {
+            e.str(name);
+            e.len(list.len());
+            let mut prev = 0u32;
+            for p in list {
+                e.u32(p.doc - prev);
+                e.u32(p.tf);
+                prev = p.doc;
+            }
+        }
+    }
+
+    /// Reads an index written by [`Bm25Index::encode`], checking that it is
+    /// consistent: postings sorted by doc and within the doc count, distinct
+    /// terms, removed docs known, and postings of removed docs only when
+    /// removals are pending compaction.
+    pub fn decode(d: &mut Decoder<'_>) -> Result<Self, SnapshotError> {
+        let docs = d.count(1)?;
+        let mut lens = Vec::with_capacity(docs);
+        let mut live_total_len = 0u64;
+        for _ in 0..docs {
+            let len = d.u32()?;
+            live_total_len += u64::from(len);
+            lens.push(len);
+        }
+        let mut live = vec![true; docs];
+        let removed = d.count(1)?;
+        let mut doc = 0u32;
+        for i in 0..removed {
+            let delta = d.u32()?;
+            if i > 0 && delta == 0 {
+                return Err(d.invalid("removed docs not ascending"));
+            }
+            doc = doc
+                .checked_add(delta)
+                .ok_or_else(|| d.invalid("removed doc overflows"))?;
+            let slot = usize::try_from(doc)
+                .ok()
+                .and_then(|i| live.get_mut(i))
+                .ok_or_else(|| d.invalid(format!("removed doc {doc} unknown")))?;
+            *slot = false;
+            live_total_len -= lens
+                .get(usize::try_from(doc).unwrap_or(usize::MAX))
+                .copied()
+                .map_or(0, u64::from);
+        }
+        let dead = d.count(0)?;
+        if dead > removed {
+            return Err(d.invalid("more pending removals than removed docs"));
+        }
+        let term_count = d.count(2)?;
+        let mut terms = HashMap::with_capacity(term_count);
+        let mut postings = Vec::with_capacity(term_count);
+        for t in 0..term_count {
+            let name = d.string()?;
+            let n = u32::try_from(t).map_err(|_| d.invalid("too many terms"))?;
+            if terms.insert(name, n).is_some() {
+                return Err(d.invalid("term repeated"));
+            }
+            let count = d.count(2)?;
+            let mut list = Vec::with_capacity(count);
+            let mut doc = 0u32;
+            for i in 0..count {
+                let delta = d.u32()?;
+                if i > 0 && delta == 0 {
+                    return Err(d.invalid("postings not sorted by doc"));
+                }
+                doc = doc
+                    .checked_add(delta)
+                    .ok_or_else(|| d.invalid("posting doc overflows"))?;
+                match usize::try_from(doc).ok().and_then(|i| live.get(i)) {
+                    None => return Err(d.invalid(format!("posting of unknown doc {doc}"))),
+                    Some(false) if dead == 0 => {
+                        return Err(d.invalid("posting of a removed doc after compaction"));
+                    }
+                    Some(_) => {}
+                }
+                list.push(Posting { doc, tf: d.u32()? });
+            }
+            postings.push(list);
+        }
+        Ok(Self {
+            terms,
+            postings,
+            lens,
+            live,
+            live_count: docs - removed,
+            live_total_len,
+            dead,
+        })
     }
 }
 

@@ -47,13 +47,15 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use strataflow_log::envelope::{decode, encode_event};
 use strataflow_log::record::Event;
-use strataflow_log::{RecordId, Timestamp};
+use strataflow_log::{EncodeError, Record, RecordId, Timestamp};
 
 use super::bm25::{Bm25Index, NO_DOC};
 use super::rrf::{RRF_K, rrf};
 use super::tokenizer::{fuzzy_match, normalize, tokens, weighted_tokens};
 use crate::event_status::EventStatus;
+use crate::snapshot::{Decoder, Encoder, SnapshotError};
 
 /// Default number of results.
 pub const DEFAULT_EVENT_LIMIT: usize = 6;
@@ -462,6 +464,136 @@ impl EventIndex {
         let mut fused = rrf(&rankings, RRF_K);
         fused.truncate(limit);
         fused
+    }
+}
+
+/// Snapshot encoding ([`crate::snapshot`]).
+impl EventIndex {
+    /// Every event held, by id.
+    pub fn docs(&self) -> impl Iterator<Item = &EventDoc> {
+        self.entries.values().map(|e| &e.doc)
+    }
+
+    /// Writes the index: the interned threads in number order, the events
+    /// by id (id, record envelope, status, thread, weight bits, BM25 doc
+    /// number + 1 or 0), then the BM25 index. The doc → event table is not
+    /// written: it follows from the events' doc numbers.
+    pub fn encode(&self, e: &mut Encoder) -> Result<(), EncodeError> {
+        let mut threads: Vec<&str> = vec![""; self.threads.len()];
+        for (name, n) in &self.threads {
+            if let Some(slot) = usize::try_from(*n).ok().and_then(|i| threads.get_mut(i)) {
+                *slot = name.as_str();
+            }
+        }
+        e.len(threads.len());
+        for t in threads {
+            e.str(t);
+        }
+        e.len(self.entries.len());
+        for entry in self.entries.values() {
+            let doc = &entry.doc;
+            e.id(&doc.id);
+            e.bytes(&encode_event(&doc.event)?);
+            e.u8(status_code(doc.status));
+            e.str(&doc.thread);
+            e.f64(doc.weight);
+            e.u64(entry.bm25.map_or(0, |n| u64::from(n) + 1));
+        }
+        self.bm25.encode(e);
+        Ok(())
+    }
+
+    /// Reads an index written by [`EventIndex::encode`], checking that the
+    /// events and the BM25 docs correspond one to one (every live doc is
+    /// exactly one non-forgotten event's).
+    pub fn decode(d: &mut Decoder<'_>) -> Result<Self, SnapshotError> {
+        let thread_count = d.count(1)?;
+        let mut threads = BTreeMap::new();
+        for n in 0..thread_count {
+            let n = u32::try_from(n).map_err(|_| d.invalid("too many threads"))?;
+            if threads.insert(d.string()?, n).is_some() {
+                return Err(d.invalid("thread repeated"));
+            }
+        }
+        let count = d.count(32)?;
+        let mut entries = BTreeMap::new();
+        for _ in 0..count {
+            let id = d.id()?;
+            let event = match decode(d.bytes()?) {
+                Ok(Record::Event(event)) => event,
+                Ok(other) => {
+                    return Err(
+                        d.invalid(format!("{} record where an event was", other.kind().name()))
+                    );
+                }
+                Err(err) => return Err(d.invalid(format!("event {id}: {err}"))),
+            };
+            let status = status_from_code(d.u8()?).ok_or_else(|| d.invalid("event status"))?;
+            let thread = d.string()?;
+            let weight = d.f64()?;
+            let bm25 = match d.u64()? {
+                0 => None,
+                n => Some(u32::try_from(n - 1).map_err(|_| d.invalid("doc number"))?),
+            };
+            if status == EventStatus::Forgotten && bm25.is_some() {
+                return Err(d.invalid("forgotten event in BM25"));
+            }
+            let doc = EventDoc {
+                id,
+                event,
+                status,
+                thread,
+                weight,
+            };
+            if entries.insert(id, Entry { doc, bm25 }).is_some() {
+                return Err(d.invalid(format!("event {id} repeated")));
+            }
+        }
+        let bm25 = Bm25Index::decode(d)?;
+        let mut by_doc: Vec<(RecordId, u32)> =
+            vec![(RecordId::default(), u32::MAX); bm25.doc_count()];
+        let mut indexed = 0usize;
+        for entry in entries.values() {
+            let Some(n) = entry.bm25 else { continue };
+            let thread = threads
+                .get(&entry.doc.thread)
+                .copied()
+                .ok_or_else(|| d.invalid("indexed event of an unknown thread"))?;
+            let slot = usize::try_from(n).ok().and_then(|i| by_doc.get_mut(i));
+            match slot {
+                Some(slot) if bm25.contains(n) && slot.1 == u32::MAX => {
+                    *slot = (entry.doc.id, thread);
+                    indexed += 1;
+                }
+                _ => return Err(d.invalid(format!("doc {n} is not one live doc of one event"))),
+            }
+        }
+        if indexed != bm25.len() {
+            return Err(d.invalid("live docs without an event"));
+        }
+        Ok(Self {
+            entries,
+            bm25,
+            by_doc,
+            threads,
+        })
+    }
+}
+
+fn status_code(status: EventStatus) -> u8 {
+    match status {
+        EventStatus::Active => 0,
+        EventStatus::Superseded => 1,
+        EventStatus::Forgotten => 2,
+    }
+}
+
+fn status_from_code(code: u8) -> Option<EventStatus> {
+    match code {
+        0 => Some(EventStatus::Active),
+        1 => Some(EventStatus::Superseded),
+        2 => Some(EventStatus::Forgotten),
+        _ => None,
     }
 }
 

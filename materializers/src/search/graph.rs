@@ -28,6 +28,7 @@ use strataflow_log::record::{NodeKey, NodeType};
 use super::bm25::Bm25Index;
 use super::tokenizer::{tokens, weighted_tokens};
 use crate::graph_state::{GraphState, NodeState};
+use crate::snapshot::{Decoder, Encoder, SnapshotError};
 
 /// Default number of results.
 pub const DEFAULT_GRAPH_LIMIT: usize = 8;
@@ -191,6 +192,69 @@ impl GraphIndex {
         out
     }
 }
+
+/// Snapshot encoding ([`crate::snapshot`]).
+impl GraphIndex {
+    /// Writes the index: per node its type (rank), key name and the token
+    /// set of each field in [`GRAPH_FIELD_WEIGHTS`] order, then the BM25
+    /// index.
+    pub fn encode(&self, e: &mut Encoder) {
+        e.len(self.nodes.len());
+        for node in &self.nodes {
+            e.u8(node.key.node_type.rank());
+            e.str(&node.key.name);
+            for (_, set) in &node.fields {
+                e.len(set.len());
+                for token in set {
+                    e.str(token);
+                }
+            }
+        }
+        self.bm25.encode(e);
+    }
+
+    /// Reads an index written by [`GraphIndex::encode`] (one BM25 doc per
+    /// node).
+    pub fn decode(d: &mut Decoder<'_>) -> Result<Self, SnapshotError> {
+        let count = d.count(1 + GRAPH_FIELD_WEIGHTS.len())?;
+        let mut nodes = Vec::with_capacity(count);
+        for _ in 0..count {
+            let rank = d.u8()?;
+            let node_type = NODE_TYPES
+                .into_iter()
+                .find(|t| t.rank() == rank)
+                .ok_or_else(|| d.invalid(format!("node type {rank}")))?;
+            let name = d.string()?;
+            let mut fields = Vec::with_capacity(GRAPH_FIELD_WEIGHTS.len());
+            for (field, _) in GRAPH_FIELD_WEIGHTS {
+                let n = d.count(1)?;
+                let mut set = BTreeSet::new();
+                for _ in 0..n {
+                    set.insert(d.string()?);
+                }
+                fields.push((field, set));
+            }
+            nodes.push(IndexedNode {
+                key: NodeKey { node_type, name },
+                fields,
+            });
+        }
+        let bm25 = Bm25Index::decode(d)?;
+        if bm25.doc_count() != nodes.len() || bm25.len() != nodes.len() {
+            return Err(d.invalid("graph nodes and BM25 docs differ"));
+        }
+        Ok(Self { nodes, bm25 })
+    }
+}
+
+/// Every node type.
+const NODE_TYPES: [NodeType; 5] = [
+    NodeType::Person,
+    NodeType::Project,
+    NodeType::Organization,
+    NodeType::Tool,
+    NodeType::Place,
+];
 
 /// Builds a [`GraphIndex`] over `graph` and searches it once.
 pub fn search_graph(graph: &GraphState, query: &str, limit: usize) -> Vec<GraphHit> {
