@@ -10,7 +10,7 @@ use rkyv::{Archive, Deserialize, Serialize};
 #[derive(
     Archive, Serialize, Deserialize, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default,
 )]
-#[rkyv(derive(Debug, PartialEq, Eq))]
+#[rkyv(derive(Debug, PartialEq, Eq, PartialOrd, Ord))]
 pub struct RecordId(pub [u8; 32]);
 
 impl RecordId {

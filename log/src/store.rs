@@ -157,6 +157,13 @@ impl std::fmt::Debug for Store {
 }
 
 /// Batch-local state of an append.
+/// Block cache of the database.
+const CACHE_BYTES: u64 = 64 * 1024 * 1024;
+/// Cap on one keyspace's memtable.
+const MEMTABLE_BYTES: u64 = 16 * 1024 * 1024;
+/// Cap on the journals (fjall's minimum is 64 MiB).
+const JOURNAL_BYTES: u64 = 128 * 1024 * 1024;
+
 #[derive(Default)]
 struct Pending {
     ids: HashMap<RecordId, u64>,
@@ -177,10 +184,20 @@ impl Store {
                 source,
             },
         };
-        let db = Database::builder(&path).open().map_err(storage)?;
+        // Memory is bounded whatever the size of the log: each keyspace's
+        // memtable, the block cache and the journals have a cap (fjall's
+        // defaults, 64 MiB per keyspace and 512 MiB of journals, let nine
+        // keyspaces hold over half a GiB in memtables).
+        let db = Database::builder(&path)
+            .cache_size(CACHE_BYTES)
+            .max_journaling_size(JOURNAL_BYTES)
+            .open()
+            .map_err(storage)?;
         let ks = |name: &str| {
-            db.keyspace(name, KeyspaceCreateOptions::default)
-                .map_err(storage)
+            db.keyspace(name, || {
+                KeyspaceCreateOptions::default().max_memtable_size(MEMTABLE_BYTES)
+            })
+            .map_err(storage)
         };
         let store = Self {
             records: ks(keys::RECORDS)?,

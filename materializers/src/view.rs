@@ -5,8 +5,9 @@
 //! the last sequence it applied, so a refresh only reads what came after.
 //! A rebuild folds the same records from the start into a fresh state; the
 //! two must have the same [`Materialized::digest`] (a hash of the canonical
-//! content, never of floats). The state's encoding is JSON (serde), kept by
-//! the log in its `views` keyspace.
+//! content, never of floats). The state's encoding ([`Materialized::encode`])
+//! is a format byte followed by the rkyv archive of the state (the log's
+//! pinned rkyv format), kept by the log in its `views` keyspace in chunks.
 
 use std::collections::BTreeMap;
 
@@ -16,18 +17,59 @@ use strataflow_log::record::{Criticality, GovernanceAction, Record, RefKind, Rol
 use crate::event_status::EventStatusView;
 use crate::weights::{WeightInput, WeightsView};
 
+/// First byte of an encoded view state; a state with another first byte
+/// (an older build's) is rebuilt, never read.
+pub const STATE_FORMAT: u8 = 2;
+
 /// A view folded record by record.
-pub trait Materialized: Default + serde::Serialize + serde::de::DeserializeOwned {
+pub trait Materialized: Default {
     /// The view's name (its key in the log's `views` keyspace).
     const NAME: &'static str;
     /// Applies the next record of the tenant, in log order.
     fn apply(&mut self, id: &RecordId, record: &Record);
     /// blake3 hex over the canonical content.
     fn digest(&self) -> String;
+    /// The persisted encoding: [`STATE_FORMAT`], then the rkyv archive.
+    fn encode(&self) -> Result<Vec<u8>, String>;
+    /// Reads [`Materialized::encode`]'s bytes; `None` if they are not a
+    /// valid state of this format.
+    fn decode(bytes: &[u8]) -> Option<Self>;
+}
+
+/// Implements the encoding of [`Materialized`] for a state type with rkyv
+/// derives.
+macro_rules! rkyv_encoding {
+    () => {
+        fn encode(&self) -> Result<Vec<u8>, String> {
+            let archive = rkyv::to_bytes::<rkyv::rancor::Error>(self).map_err(|e| e.to_string())?;
+            let mut out = Vec::with_capacity(1 + archive.len());
+            out.push(STATE_FORMAT);
+            out.extend_from_slice(&archive);
+            Ok(out)
+        }
+
+        fn decode(bytes: &[u8]) -> Option<Self> {
+            let (&format, archive) = bytes.split_first()?;
+            if format != STATE_FORMAT {
+                return None;
+            }
+            rkyv::from_bytes::<Self, rkyv::rancor::Error>(archive).ok()
+        }
+    };
 }
 
 /// A governance decision as the status view needs it.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Clone,
+    Debug,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    rkyv::Archive,
+    rkyv::Serialize,
+    rkyv::Deserialize,
+)]
 pub struct GovernanceEntry {
     /// The target.
     pub target: RecordId,
@@ -39,7 +81,18 @@ pub struct GovernanceEntry {
 
 /// The inputs of the event status view: each event's links and every
 /// governance decision.
-#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Clone,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    rkyv::Archive,
+    rkyv::Serialize,
+    rkyv::Deserialize,
+)]
 pub struct EventStatusState {
     /// Event → (supersedes, conflicts_with).
     pub events: BTreeMap<RecordId, (Vec<RecordId>, Vec<RecordId>)>,
@@ -89,6 +142,8 @@ fn action_of(name: &str) -> GovernanceAction {
 impl Materialized for EventStatusState {
     const NAME: &'static str = "event_status";
 
+    rkyv_encoding!();
+
     fn apply(&mut self, id: &RecordId, record: &Record) {
         match record {
             Record::Event(e) => {
@@ -120,7 +175,18 @@ impl Materialized for EventStatusState {
 }
 
 /// The inputs of the weights view, kept as the running fold.
-#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Clone,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    rkyv::Archive,
+    rkyv::Serialize,
+    rkyv::Deserialize,
+)]
 pub struct WeightsState {
     /// The fold inputs so far, in log order (compact: one entry per user
     /// message run, block, event and use).
@@ -130,7 +196,17 @@ pub struct WeightsState {
 }
 
 /// One input of the weights fold.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Clone,
+    Debug,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    rkyv::Archive,
+    rkyv::Serialize,
+    rkyv::Deserialize,
+)]
 pub enum WeightEntry {
     /// `n` user messages in a row.
     UserMessages(u64),
@@ -182,6 +258,8 @@ impl WeightsState {
 impl Materialized for WeightsState {
     const NAME: &'static str = "weights";
 
+    rkyv_encoding!();
+
     fn apply(&mut self, id: &RecordId, record: &Record) {
         match record {
             Record::Message(m) if m.role == Role::User => match self.inputs.last_mut() {
@@ -229,7 +307,18 @@ impl Materialized for WeightsState {
 /// Which graph assertions a profile's projector made (from its `Derivation`
 /// records), plus the event status inputs: enough to fold the profile's
 /// graph without scanning the log. The assertion bodies stay in the log.
-#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Clone,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    rkyv::Archive,
+    rkyv::Serialize,
+    rkyv::Deserialize,
+)]
 pub struct GraphMembership {
     /// Projector id (`name@version`).
     pub projector: String,
@@ -252,6 +341,8 @@ impl GraphMembership {
 
 impl Materialized for GraphMembership {
     const NAME: &'static str = "graph_membership";
+
+    rkyv_encoding!();
 
     fn apply(&mut self, _id: &RecordId, record: &Record) {
         if let Record::Derivation(d) = record {
@@ -277,7 +368,18 @@ impl Materialized for GraphMembership {
 /// The inputs of the block levels view for one profile: per thread, blocks
 /// becoming ready (the profile's extraction done or skipped) and
 /// expansions, in log order.
-#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Clone,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    rkyv::Archive,
+    rkyv::Serialize,
+    rkyv::Deserialize,
+)]
 pub struct BlockLevelsState {
     /// Extractor id (`name@version`).
     pub extractor: String,
@@ -320,6 +422,8 @@ impl BlockLevelsState {
 
 impl Materialized for BlockLevelsState {
     const NAME: &'static str = "block_levels";
+
+    rkyv_encoding!();
 
     fn apply(&mut self, id: &RecordId, record: &Record) {
         match record {

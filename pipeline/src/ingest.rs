@@ -246,6 +246,7 @@ pub fn ingest(
             if total > 0 {
                 return Err(IngestError::Refused { errors, total });
             }
+            tracing::info!(items = checked.expected, "input validated");
             drop(validator);
             catch_up(store, options, progress)?;
             let mut seen = Validator::default();

@@ -304,9 +304,14 @@ impl Memory {
         if options.operators.is_none() {
             return Ok(());
         }
+        let started = std::time::Instant::now();
         for tenant in self.tenants()? {
             self.refresh_views(&tenant)?;
         }
+        tracing::info!(
+            elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            "views materialized"
+        );
         Ok(())
     }
 

@@ -38,30 +38,17 @@ impl Memory {
         tenant: &str,
         fresh: impl Fn() -> V,
     ) -> Result<(V, u64), MemoryError> {
-        let (from, mut state) = match self.store.view_state(key, tenant)? {
-            Some((seq, bytes)) => match serde_json::from_slice::<V>(&bytes) {
-                Ok(state) => (seq + 1, state),
-                // An unreadable state (older build) is rebuilt, never trusted.
-                Err(_) => (1, fresh()),
-            },
-            None => (1, fresh()),
-        };
-        let mut last = from.saturating_sub(1);
-        let mut changed = false;
-        for item in self.store.scan(from) {
+        let mut slot = Slot::load(self, key, tenant, fresh)?;
+        for item in self.store.scan(slot.from()) {
             let stored = item?;
-            last = stored.seq;
             if stored.record.tenant() == tenant {
-                state.apply(&stored.id, &stored.record);
-                changed = true;
+                slot.apply(&stored);
+            } else {
+                slot.last = stored.seq;
             }
         }
-        if changed || from == 1 {
-            let bytes =
-                serde_json::to_vec(&state).map_err(|e| MemoryError::Invalid(e.to_string()))?;
-            self.store.save_view_state(key, tenant, last, &bytes)?;
-        }
-        Ok((state, last))
+        slot.save(self, tenant)?;
+        Ok((slot.state, slot.last))
     }
 
     /// Folds a view of a tenant from the first record, without saving.
@@ -82,14 +69,43 @@ impl Memory {
     }
 
     /// Brings every persisted view of a tenant up to the end of the log
-    /// (the last stage of an ingest).
+    /// (the last stage of an ingest), reading the log once for all of them.
     pub fn refresh_views(&self, tenant: &str) -> Result<(), MemoryError> {
-        self.refresh::<EventStatusState>(tenant)?;
-        self.refresh::<WeightsState>(tenant)?;
         let (graph_key, graph_fresh) = self.graph_membership_key(None)?;
-        self.refresh_keyed(&graph_key, tenant, &graph_fresh)?;
         let (levels_key, levels_fresh) = self.block_levels_key(None)?;
-        self.refresh_keyed(&levels_key, tenant, &levels_fresh)?;
+        let mut slots: Vec<Box<dyn AnySlot>> = vec![
+            Box::new(Slot::load(
+                self,
+                EventStatusState::NAME,
+                tenant,
+                EventStatusState::default,
+            )?),
+            Box::new(Slot::load(
+                self,
+                WeightsState::NAME,
+                tenant,
+                WeightsState::default,
+            )?),
+            Box::new(Slot::load(self, &graph_key, tenant, graph_fresh)?),
+            Box::new(Slot::load(self, &levels_key, tenant, levels_fresh)?),
+        ];
+        let from = slots.iter().map(|s| s.from()).min().unwrap_or(1);
+        for item in self.store.scan(from) {
+            let stored = item?;
+            let mine = stored.record.tenant() == tenant;
+            for slot in &mut slots {
+                if stored.seq >= slot.from() {
+                    if mine {
+                        slot.apply(&stored);
+                    } else {
+                        slot.skip(stored.seq);
+                    }
+                }
+            }
+        }
+        for slot in &slots {
+            slot.save(self, tenant)?;
+        }
         Ok(())
     }
 
@@ -196,5 +212,82 @@ impl Memory {
             .collect();
         tenants.dedup();
         Ok(tenants)
+    }
+}
+
+/// One view being refreshed: its state, where it was loaded from, and
+/// whether it changed.
+struct Slot<V> {
+    key: String,
+    state: V,
+    /// Last sequence applied (or skipped as another tenant's).
+    last: u64,
+    /// The state was rebuilt from the first record or applied something.
+    changed: bool,
+}
+
+impl<V: Materialized> Slot<V> {
+    /// Loads the persisted state, or a fresh one when there is none or it
+    /// cannot be read (an older build's state is rebuilt, never trusted).
+    fn load(
+        memory: &Memory,
+        key: &str,
+        tenant: &str,
+        fresh: impl Fn() -> V,
+    ) -> Result<Self, MemoryError> {
+        let loaded = match memory.store.view_chunks(key, tenant) {
+            Ok(Some((seq, bytes))) => V::decode(&bytes).map(|state| (seq, state)),
+            Ok(None) | Err(strataflow_log::StoreError::Corrupt { .. }) => None,
+            Err(e) => return Err(e.into()),
+        };
+        Ok(match loaded {
+            Some((last, state)) => Self {
+                key: key.to_owned(),
+                state,
+                last,
+                changed: false,
+            },
+            None => Self {
+                key: key.to_owned(),
+                state: fresh(),
+                last: 0,
+                changed: true,
+            },
+        })
+    }
+}
+
+/// A [`Slot`] of any view type, so that one scan can feed several.
+trait AnySlot {
+    fn from(&self) -> u64;
+    fn apply(&mut self, stored: &strataflow_log::StoredRecord);
+    fn skip(&mut self, seq: u64);
+    fn save(&self, memory: &Memory, tenant: &str) -> Result<(), MemoryError>;
+}
+
+impl<V: Materialized> AnySlot for Slot<V> {
+    fn from(&self) -> u64 {
+        self.last + 1
+    }
+
+    fn apply(&mut self, stored: &strataflow_log::StoredRecord) {
+        self.state.apply(&stored.id, &stored.record);
+        self.last = stored.seq;
+        self.changed = true;
+    }
+
+    fn skip(&mut self, seq: u64) {
+        self.last = seq;
+    }
+
+    fn save(&self, memory: &Memory, tenant: &str) -> Result<(), MemoryError> {
+        if !self.changed {
+            return Ok(());
+        }
+        let bytes = self.state.encode().map_err(MemoryError::Invalid)?;
+        memory
+            .store
+            .save_view_chunks(&self.key, tenant, self.last, &bytes)?;
+        Ok(())
     }
 }
