@@ -8,7 +8,7 @@
 //! records, in exactly the order and with exactly the content the batch
 //! path (ingest, then [`crate::derive`]) would append.
 
-use strataflow_log::envelope::encode_with_id;
+use strataflow_log::envelope::{decode, encode_with_id};
 use strataflow_log::record::{Block, Event, Message, Outcome, Record, RecordKind};
 use strataflow_log::{RecordId, Store, StoreError};
 use strataflow_operators::operator::{BlockInput, TIMELINE_LIMIT};
@@ -39,8 +39,10 @@ pub struct ThreadState {
     /// The log held messages of this thread before the run: incoming
     /// messages may already be stored.
     pre_existing: bool,
-    /// Events of the latest extracted blocks, oldest first.
-    timeline: Vec<(RecordId, Event)>,
+    /// Events of the latest extracted blocks, oldest first, kept as their
+    /// record envelopes: a run holds one timeline per thread, and the
+    /// encoded form is a fraction of the decoded one.
+    timeline: std::collections::VecDeque<(RecordId, Box<[u8]>)>,
     /// Key points of the latest block, if summarized.
     previous_key_points: Option<Vec<String>>,
 }
@@ -64,7 +66,7 @@ impl ThreadState {
             },
             tail: Vec::new(),
             pre_existing: head.messages > 0,
-            timeline: Vec::new(),
+            timeline: std::collections::VecDeque::new(),
             previous_key_points: None,
         };
         if !state.pre_existing {
@@ -139,7 +141,9 @@ impl ThreadState {
         }
         newest_first.truncate(TIMELINE_LIMIT);
         newest_first.reverse();
-        self.timeline = newest_first;
+        for (id, event) in newest_first {
+            self.remember(id, event)?;
+        }
         Ok(())
     }
 
@@ -252,12 +256,13 @@ impl ThreadState {
             self.previous_key_points = None;
             return Ok(());
         };
+        let timeline = self.timeline()?;
         let context = ExtractionContext {
             summary_id,
             summary: &summary,
             previous_key_points: self.previous_key_points.as_deref(),
             next_key_points: None,
-            timeline: &self.timeline,
+            timeline: &timeline,
         };
         let extraction = {
             let _span = tracing::trace_span!("extract", block = %block_id).entered();
@@ -281,9 +286,33 @@ impl ThreadState {
             }
             produced.records.extend(projection.records);
         }
-        self.timeline.extend(events);
-        let excess = self.timeline.len().saturating_sub(TIMELINE_LIMIT);
-        self.timeline.drain(..excess);
+        for (id, event) in events {
+            self.remember(id, event)?;
+        }
         Ok(())
+    }
+
+    /// Adds an event to the end of the timeline, dropping the oldest past
+    /// [`TIMELINE_LIMIT`].
+    fn remember(&mut self, id: RecordId, event: Event) -> Result<(), StoreError> {
+        let (_, bytes) = encode_with_id(&Record::Event(event))?;
+        self.timeline.push_back((id, bytes.into_boxed_slice()));
+        while self.timeline.len() > TIMELINE_LIMIT {
+            self.timeline.pop_front();
+        }
+        Ok(())
+    }
+
+    /// The timeline decoded, oldest first.
+    fn timeline(&self) -> Result<Vec<(RecordId, Event)>, StoreError> {
+        let mut out = Vec::with_capacity(self.timeline.len());
+        for (id, bytes) in &self.timeline {
+            match decode(bytes) {
+                Ok(Record::Event(e)) => out.push((*id, e)),
+                Ok(_) => {}
+                Err(source) => return Err(StoreError::Decode { seq: 0, source }),
+            }
+        }
+        Ok(out)
     }
 }
