@@ -21,10 +21,9 @@
 //! or a failed operator) are derived first by [`crate::derive`], and failed
 //! runs are left to it afterwards.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io::Write;
 
-use strataflow_log::envelope::encode_with_id;
 use strataflow_log::record::{Record, RecordKind};
 use strataflow_log::{Durability, RecordId, Store, StoreError};
 use strataflow_operators::profile::Operators;
@@ -249,7 +248,9 @@ pub fn ingest(
             tracing::info!(items = checked.expected, "input validated");
             drop(validator);
             catch_up(store, options, progress)?;
-            let mut seen = Validator::default();
+            // The first pass found no conflict; the storing pass only skips
+            // repeats, by key.
+            let mut seen: HashSet<u128> = HashSet::new();
             runtime::run(store, &runtime, progress, |feeder| {
                 feeder.reader.stage = "ingest";
                 feeder.reader.expected = checked.expected;
@@ -265,13 +266,7 @@ pub fn ingest(
                         }
                     };
                     feeder.reader.read += 1;
-                    if let Err(e) = seen.check(store, &input)? {
-                        return Err(IngestError::Refused {
-                            errors: vec![e],
-                            total: 1,
-                        });
-                    }
-                    if seen.repeated {
+                    if !seen.insert(message_key(&input)) {
                         feeder.reader.already_stored += 1;
                         continue;
                     }
@@ -379,7 +374,7 @@ impl Validator {
         input: &MessageInput,
     ) -> Result<Result<(), InputError>, StoreError> {
         self.repeated = false;
-        let fingerprint = content_fingerprint(input)?;
+        let fingerprint = content_fingerprint(input);
         let key = message_key(input);
         if let Some(earlier) = self.seen.get(&key) {
             if *earlier != fingerprint {
@@ -435,11 +430,34 @@ impl Validator {
     }
 }
 
-/// A hash of everything in a message but its position.
-fn content_fingerprint(input: &MessageInput) -> Result<u128, StoreError> {
-    Ok(short(
-        &encode_with_id(&Record::Message(input.to_message(0)))?.0,
-    ))
+/// A hash of everything in a message but its position (the fields
+/// [`MessageInput::same_content_as`] compares), length-prefixed.
+fn content_fingerprint(input: &MessageInput) -> u128 {
+    let mut h = blake3::Hasher::new_derive_key("strataflow ingest message content v1");
+    let mut field = |bytes: &[u8]| {
+        h.update(&(bytes.len() as u64).to_le_bytes());
+        h.update(bytes);
+    };
+    field(input.tenant.as_bytes());
+    field(input.thread.as_bytes());
+    field(input.external_id.as_bytes());
+    field(input.role.as_str().as_bytes());
+    field(input.speaker.as_deref().unwrap_or("\u{0}none").as_bytes());
+    field(input.content.as_bytes());
+    field(&input.time.utc_ms.to_le_bytes());
+    field(
+        &input
+            .time
+            .offset_minutes
+            .map_or(i32::MIN, i32::from)
+            .to_le_bytes(),
+    );
+    for call in &input.tool_calls {
+        field(call.name.as_bytes());
+        field(call.arguments.as_deref().unwrap_or("\u{0}none").as_bytes());
+        field(call.result.as_deref().unwrap_or("\u{0}none").as_bytes());
+    }
+    short(&RecordId(*h.finalize().as_bytes()))
 }
 
 /// A 128-bit hash of a message's (tenant, thread, external id).
