@@ -66,6 +66,11 @@ use strataflow::pipeline::synthetic::{SyntheticMessage, SyntheticOptions, messag
 use tantivy::schema::{STRING, Schema, TEXT};
 use tantivy::{Index, IndexWriter, TantivyDocument};
 
+/// The allocator of the `strataflow` binary, so that the bench measures what
+/// the command does (the anchors in this process use it too).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Rows (or records) per transaction / batch.
 const BATCH: usize = 4096;
 /// Indexing memory budget of the tantivy writer, in bytes.

@@ -144,6 +144,45 @@ pub fn encode_with_id(record: &Record) -> Result<(RecordId, Vec<u8>), EncodeErro
     Ok((id_of(&bytes), bytes))
 }
 
+/// A record with its envelope and id, computed once: the pipeline encodes
+/// in its workers and the store appends without encoding again. The fields
+/// are private, so the id always belongs to the bytes and the bytes to the
+/// record.
+#[derive(Clone, Debug)]
+pub struct Encoded {
+    id: RecordId,
+    bytes: Vec<u8>,
+    record: Record,
+}
+
+impl Encoded {
+    /// Encodes a record.
+    pub fn new(record: Record) -> Result<Self, EncodeError> {
+        let (id, bytes) = encode_with_id(&record)?;
+        Ok(Self { id, bytes, record })
+    }
+
+    /// The record's id.
+    pub fn id(&self) -> RecordId {
+        self.id
+    }
+
+    /// The envelope.
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// The record.
+    pub fn record(&self) -> &Record {
+        &self.record
+    }
+
+    /// The record, given back.
+    pub fn into_record(self) -> Record {
+        self.record
+    }
+}
+
 /// Reads the header: the kind, after checking magic and schema version.
 pub fn peek_kind(envelope: &[u8]) -> Result<RecordKind, DecodeError> {
     let (magic, rest) = envelope

@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode};
 
-use crate::envelope::{decode, encode_with_id, id_of};
+use crate::envelope::{Encoded, decode, encode_with_id, id_of};
 use crate::error::StoreError;
 use crate::id::RecordId;
 use crate::keys::{self, MAX_NAME_BYTES};
@@ -248,6 +248,40 @@ impl Store {
         records: &[Record],
         durability: Durability,
     ) -> Result<AppendReceipt, StoreError> {
+        let encoded = records
+            .iter()
+            .map(encode_with_id)
+            .collect::<Result<Vec<_>, _>>()?;
+        let parts: Vec<(RecordId, &[u8], &Record)> = encoded
+            .iter()
+            .zip(records)
+            .map(|((id, bytes), record)| (*id, bytes.as_slice(), record))
+            .collect();
+        self.append_parts(&parts, durability)
+    }
+
+    /// [`Store::append`] of records encoded beforehand (by the pipeline's
+    /// workers), so that the single writer does not encode or hash them
+    /// again.
+    pub fn append_encoded(
+        &self,
+        records: &[Encoded],
+        durability: Durability,
+    ) -> Result<AppendReceipt, StoreError> {
+        let parts: Vec<(RecordId, &[u8], &Record)> = records
+            .iter()
+            .map(|e| (e.id(), e.bytes(), e.record()))
+            .collect();
+        self.append_parts(&parts, durability)
+    }
+
+    /// The append itself, over (id, envelope, record) triples that belong
+    /// together.
+    fn append_parts(
+        &self,
+        records: &[(RecordId, &[u8], &Record)],
+        durability: Durability,
+    ) -> Result<AppendReceipt, StoreError> {
         let mut next_seq = self.lock_writer();
         let mut seq = *next_seq;
         let mut pending = Pending::default();
@@ -258,8 +292,7 @@ impl Store {
         let mut receipt = AppendReceipt {
             records: Vec::with_capacity(records.len()),
         };
-        for record in records {
-            let (id, bytes) = encode_with_id(record)?;
+        for &(id, bytes, record) in records {
             let existing = match record {
                 Record::Message(m) => self.known_message(&pending, m, &id)?,
                 _ => self.seq_in(&pending, &id)?,

@@ -33,6 +33,7 @@ use strataflow_operators::operator::{BlockInput, OperatorId, TIMELINE_LIMIT};
 use strataflow_operators::profile::Operators;
 
 use crate::stage::{self, ExtractionContext, StageRun};
+use strataflow_log::envelope::Encoded;
 
 /// How failed operator runs are retried.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -306,11 +307,13 @@ impl Run<'_> {
         }
     }
 
-    fn append(&mut self, records: Vec<Record>) -> Result<Vec<RecordId>, DeriveError> {
-        let receipt = self.store.append(&records, self.options.durability)?;
+    fn append(&mut self, records: Vec<Encoded>) -> Result<Vec<RecordId>, DeriveError> {
+        let receipt = self
+            .store
+            .append_encoded(&records, self.options.durability)?;
         for (r, a) in records.iter().zip(&receipt.records) {
             if a.new {
-                match r.kind() {
+                match r.record().kind() {
                     RecordKind::BlockSummary => self.stats.summaries += 1,
                     RecordKind::Event => self.stats.events += 1,
                     RecordKind::GraphAssertion => self.stats.assertions += 1,

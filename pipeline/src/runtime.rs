@@ -37,7 +37,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use crossbeam_channel::{Receiver, Sender, bounded, unbounded};
-use strataflow_log::record::{Record, RecordKind};
+use strataflow_log::envelope::Encoded;
+use strataflow_log::record::RecordKind;
 use strataflow_log::{Durability, Store};
 use strataflow_operators::profile::Operators;
 use strataflow_operators::sealer::Sealer;
@@ -78,7 +79,7 @@ struct Part {
 /// What a worker made of its part of a chunk.
 struct Done {
     chunk: u64,
-    outputs: Vec<(u32, Vec<Record>)>,
+    outputs: Vec<(u32, Vec<Encoded>)>,
     threads: u64,
     failed_runs: u64,
 }
@@ -310,24 +311,24 @@ fn writer(
     // chunk → parts received so far.
     let mut pending: BTreeMap<u64, Vec<Done>> = BTreeMap::new();
     let mut next_chunk = 0u64;
-    let mut group: Vec<(u32, Vec<Record>)> = Vec::new();
+    let mut group: Vec<(u32, Vec<Encoded>)> = Vec::new();
     let mut group_records = 0usize;
-    let commit = |group: &mut Vec<(u32, Vec<Record>)>,
+    let commit = |group: &mut Vec<(u32, Vec<Encoded>)>,
                   group_records: &mut usize,
                   stats: &mut IngestStats|
      -> Result<(), IngestError> {
         if group.is_empty() {
             return Ok(());
         }
-        let records: Vec<Record> = group.drain(..).flat_map(|(_, r)| r).collect();
+        let records: Vec<Encoded> = group.drain(..).flat_map(|(_, r)| r).collect();
         *group_records = 0;
         if !records.is_empty() {
             let _span = tracing::debug_span!("append", records = records.len()).entered();
             crate::pause::point("append");
-            let receipt = store.append(&records, options.durability)?;
+            let receipt = store.append_encoded(&records, options.durability)?;
             for (record, appended) in records.iter().zip(&receipt.records) {
                 if appended.new {
-                    match record.kind() {
+                    match record.record().kind() {
                         RecordKind::Message => stats.stored += 1,
                         RecordKind::Block => stats.blocks_sealed += 1,
                         RecordKind::BlockSummary => stats.summaries += 1,
@@ -369,7 +370,7 @@ fn writer(
             let Some(parts) = pending.remove(&next_chunk) else {
                 break;
             };
-            let mut outputs: Vec<(u32, Vec<Record>)> =
+            let mut outputs: Vec<(u32, Vec<Encoded>)> =
                 parts.into_iter().flat_map(|p| p.outputs).collect();
             outputs.sort_unstable_by_key(|(index, _)| *index);
             for (index, records) in outputs {

@@ -5,7 +5,7 @@
 //! ([`crate::derive`]) and the backfill runtime ([`crate::runtime`]) make
 //! byte-identical records from the same inputs.
 
-use strataflow_log::envelope::encode_with_id;
+use strataflow_log::envelope::Encoded;
 use strataflow_log::record::{BlockSummary, Derivation, Event, Outcome, Record};
 use strataflow_log::{Digest, RecordId, StoreError};
 use strataflow_operators::operator::{
@@ -17,8 +17,8 @@ use strataflow_operators::validate;
 /// One operator run ready to append.
 #[derive(Clone, Debug)]
 pub struct StageRun<T> {
-    /// The outputs, then the `Derivation`.
-    pub records: Vec<Record>,
+    /// The outputs, then the `Derivation`, encoded.
+    pub records: Vec<Encoded>,
     /// What the stage produced, when it succeeded (or was skipped).
     pub output: Option<T>,
     /// The error, when it failed.
@@ -43,14 +43,15 @@ pub struct Attempt {
 /// The records of a run: `outputs` then a `Derivation` citing their ids.
 fn with_derivation(
     run: &Attempt,
-    mut outputs: Vec<Record>,
+    outputs: Vec<Record>,
     outcome: Outcome,
-) -> Result<(Vec<Record>, Vec<RecordId>), StoreError> {
-    let ids = outputs
-        .iter()
-        .map(|r| encode_with_id(r).map(|(id, _)| id))
+) -> Result<(Vec<Encoded>, Vec<RecordId>), StoreError> {
+    let mut outputs = outputs
+        .into_iter()
+        .map(Encoded::new)
         .collect::<Result<Vec<_>, _>>()?;
-    outputs.push(Record::Derivation(Derivation {
+    let ids: Vec<RecordId> = outputs.iter().map(Encoded::id).collect();
+    outputs.push(Encoded::new(Record::Derivation(Derivation {
         tenant: run.tenant.clone(),
         operator: run.op.to_string(),
         config_hash: run.config,
@@ -58,7 +59,7 @@ fn with_derivation(
         outputs: ids.clone(),
         outcome,
         attempt: run.attempt,
-    }));
+    }))?);
     Ok((outputs, ids))
 }
 

@@ -293,7 +293,7 @@ impl Background<'_> {
             let produced = state.push(self.store, input, &self.options.sealer, ops)?;
             self.stats.failed_runs += produced.failed_runs;
             let id = match produced.records.first() {
-                Some(r) => strataflow_log::envelope::encode_with_id(r)?.0,
+                Some(r) => r.id(),
                 None => continue,
             };
             group_ids.insert(key, id);
@@ -301,10 +301,12 @@ impl Background<'_> {
             acks.push(Ok(Acked { id, new: true }));
         }
         if !records.is_empty() {
-            let receipt = self.store.append(&records, self.options.durability)?;
+            let receipt = self
+                .store
+                .append_encoded(&records, self.options.durability)?;
             for (record, appended) in records.iter().zip(&receipt.records) {
                 if appended.new {
-                    match record.kind() {
+                    match record.record().kind() {
                         RecordKind::Message => self.stats.stored += 1,
                         RecordKind::Block => self.stats.blocks_sealed += 1,
                         RecordKind::BlockSummary => self.stats.summaries += 1,

@@ -8,7 +8,7 @@
 //! records, in exactly the order and with exactly the content the batch
 //! path (ingest, then [`crate::derive`]) would append.
 
-use strataflow_log::envelope::{decode, encode_with_id};
+use strataflow_log::envelope::{Encoded, decode, encode_with_id};
 use strataflow_log::record::{Block, Event, Message, Outcome, Record, RecordKind};
 use strataflow_log::{RecordId, Store, StoreError};
 use strataflow_operators::operator::{BlockInput, TIMELINE_LIMIT};
@@ -22,9 +22,9 @@ use crate::stage::{self, ExtractionContext};
 /// What one message produced.
 #[derive(Default)]
 pub struct Produced {
-    /// Records to append, in log order (empty when the message was stored
-    /// before).
-    pub records: Vec<Record>,
+    /// Records to append, encoded, in log order (empty when the message was
+    /// stored before).
+    pub records: Vec<Encoded>,
     /// Blocks sealed.
     pub blocks: u64,
     /// Operator runs that failed (left for the retrying derivation pass).
@@ -179,8 +179,8 @@ impl ThreadState {
         }
         let message = input.to_message(self.next_position);
         self.next_position += 1;
-        let record = Record::Message(message.clone());
-        let (id, _) = encode_with_id(&record)?;
+        let record = Encoded::new(Record::Message(message.clone()))?;
+        let id = record.id();
         produced.records.push(record);
         self.tail.push((id, message));
         self.seal(sealer, operators, &mut produced)?;
@@ -220,8 +220,8 @@ impl ThreadState {
             let messages = sealed_messages.get(first..first + len).unwrap_or_default();
             first += len;
             produced.blocks += 1;
-            let record = Record::Block(block.clone());
-            let (block_id, _) = encode_with_id(&record)?;
+            let record = Encoded::new(Record::Block(block.clone()))?;
+            let block_id = record.id();
             produced.records.push(record);
             if let Some(ops) = operators {
                 self.derive(ops, block_id, &block, messages, produced)?;
