@@ -35,3 +35,4 @@ pub use strataflow_log as log;
 pub use strataflow_materializers as materializers;
 pub use strataflow_operators as operators;
 pub use strataflow_pipeline as pipeline;
+pub use strataflow_replay as replay;

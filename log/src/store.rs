@@ -770,6 +770,20 @@ impl Store {
             .map(|v| String::from_utf8_lossy(&v).into_owned()))
     }
 
+    /// Every configuration value whose name starts with `prefix`, as
+    /// (name, value), in name order.
+    pub fn configs_with_prefix(&self, prefix: &str) -> Result<Vec<(String, String)>, StoreError> {
+        let key_prefix = keys::config_key(prefix);
+        let skip = keys::config_key("").len();
+        let mut out = Vec::new();
+        for item in self.meta.prefix(&key_prefix) {
+            let (k, v) = item.into_inner().map_err(|e| self.storage(e))?;
+            let name = String::from_utf8_lossy(k.get(skip..).unwrap_or_default()).into_owned();
+            out.push((name, String::from_utf8_lossy(&v).into_owned()));
+        }
+        Ok(out)
+    }
+
     /// Sets a configuration value (fsynced).
     pub fn set_config(&self, name: &str, value: &str) -> Result<(), StoreError> {
         let _writer = self.lock_writer();

@@ -89,6 +89,7 @@ impl Registry {
         let mut r = Self::default();
         r.add_summarizer(Arc::new(HeuristicSummarizer));
         r.add_extractor(Arc::new(HeuristicExtractor));
+        r.add_extractor(Arc::new(crate::extractor::heuristic::HeuristicExtractorV2));
         r.add_projector(Arc::new(HeuristicProjector));
         r
     }

@@ -1,6 +1,10 @@
 //! # strataflow-replay
 //!
-//! Rebuilds views from L5 under an operator profile, diffs two profiles and
-//! verifies a rebuild equals the live views (DESIGN.md §7). Replay arrives
-//! with issue 6; this crate holds its place in the dependency order
+//! Comparing and rebuilding what profiles derive (DESIGN.md §7). Today:
+//! [`diff`], the event difference of two profiles (only in A, only in B,
+//! in both, and changed pairs matched by their source messages). Replay and
+//! verification of views arrive with the rest of issue 6; this crate holds
+//! its place in the dependency order
 //! `log ← operators ← materializers ← pipeline ← replay ← strataflow`.
+
+pub mod diff;

@@ -129,6 +129,23 @@ pub enum Command {
     /// Expand an event, a graph node or a block (each a retrieval batch).
     #[command(subcommand)]
     Expand(ExpandCommand),
+    /// Operator profiles: list, show, create, set the default.
+    #[command(subcommand)]
+    Profile(ProfileCommand),
+    /// What two profiles remember differently: events only in A, only in B,
+    /// in both, and changed pairs with the fields that differ.
+    Diff {
+        /// Profile A.
+        a: String,
+        /// Profile B.
+        b: String,
+        /// Tenant.
+        #[arg(long, default_value = "")]
+        tenant: String,
+        /// JSON output.
+        #[arg(long)]
+        json: bool,
+    },
     /// Ready blocks at their decayed levels.
     Context {
         /// Only this thread.
@@ -267,6 +284,42 @@ pub struct SearchArgs {
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `profile` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum ProfileCommand {
+    /// Every profile and its operators.
+    List {
+        /// JSON output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// One profile.
+    Show {
+        /// Profile name.
+        name: String,
+    },
+    /// Create (or replace) a profile; operators not given are the default
+    /// profile's.
+    Create {
+        /// Profile name.
+        name: String,
+        /// Summarizer id (`name@version`).
+        #[arg(long)]
+        summarizer: Option<String>,
+        /// Extractor id, e.g. `heuristic-extractor@2`.
+        #[arg(long)]
+        extractor: Option<String>,
+        /// Projector id.
+        #[arg(long)]
+        projector: Option<String>,
+    },
+    /// Make a profile the default of every command.
+    SetDefault {
+        /// Profile name.
+        name: String,
+    },
 }
 
 /// `expand` subcommands.

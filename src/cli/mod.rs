@@ -14,8 +14,8 @@ use strataflow::pipeline::ingest::{IngestError, IngestStats, OnInvalid};
 use strataflow::{Memory, MemoryError};
 
 use args::{
-    Cli, Command, EvalCommand, ExpandCommand, GovernArgs, ImportCommand, IngestArgs, SearchArgs,
-    SearchChannel,
+    Cli, Command, EvalCommand, ExpandCommand, GovernArgs, ImportCommand, IngestArgs,
+    ProfileCommand, SearchArgs, SearchChannel,
 };
 use progress::Progress;
 use strataflow::log::record::{Actor, GovernanceAction};
@@ -257,6 +257,12 @@ fn run(cli: Cli) -> Result<(), Failure> {
             }
         }
         Command::Expand(e) => expand(&mut out, &dir, e)?,
+        Command::Profile(p) => profile(&mut out, &dir, p)?,
+        Command::Diff { a, b, tenant, json } => {
+            let memory = Memory::open_existing(&dir)?;
+            let diff = memory.diff(&a, &b, &tenant)?;
+            render::diff(&mut out, &a, &b, &diff, json)?;
+        }
         Command::Context {
             thread,
             tenant,
@@ -478,6 +484,72 @@ fn govern(
         },
         record.short()
     )?;
+    Ok(())
+}
+
+/// `profile` subcommands.
+fn profile(out: &mut dyn Write, dir: &Path, command: ProfileCommand) -> Result<(), Failure> {
+    let memory = Memory::open(dir)?;
+    match command {
+        ProfileCommand::List { json } => {
+            let default = memory.default_profile()?.name;
+            let profiles = memory.profiles()?;
+            if json {
+                writeln!(
+                    out,
+                    "{}",
+                    serde_json::to_string_pretty(&profiles).map_err(|e| Failure {
+                        message: e.to_string(),
+                        status: 1,
+                    })?
+                )?;
+            } else {
+                for p in profiles {
+                    let mark = if p.name == default { " (default)" } else { "" };
+                    writeln!(
+                        out,
+                        "{}{mark}: {} {} {}",
+                        p.name, p.summarizer, p.extractor, p.projector
+                    )?;
+                }
+            }
+        }
+        ProfileCommand::Show { name } => {
+            let p = memory.profile(&name)?;
+            writeln!(
+                out,
+                "{}",
+                serde_json::to_string_pretty(&p).map_err(|e| Failure {
+                    message: e.to_string(),
+                    status: 1,
+                })?
+            )?;
+        }
+        ProfileCommand::Create {
+            name,
+            summarizer,
+            extractor,
+            projector,
+        } => {
+            let base = memory.default_profile()?;
+            let p = strataflow::operators::profile::Profile {
+                name,
+                summarizer: summarizer.unwrap_or(base.summarizer),
+                extractor: extractor.unwrap_or(base.extractor),
+                projector: projector.unwrap_or(base.projector),
+            };
+            memory.save_profile(&p)?;
+            writeln!(
+                out,
+                "profile {}: {} {} {} (derive with `strataflow resume --profile {}`)",
+                p.name, p.summarizer, p.extractor, p.projector, p.name
+            )?;
+        }
+        ProfileCommand::SetDefault { name } => {
+            memory.set_default_profile(&name)?;
+            writeln!(out, "default profile: {name}")?;
+        }
+    }
     Ok(())
 }
 

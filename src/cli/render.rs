@@ -516,3 +516,45 @@ pub fn views(out: &mut dyn Write, reports: &[ViewReport], json: bool) -> io::Res
     }
     Ok(())
 }
+
+/// `diff`.
+pub fn diff(
+    out: &mut dyn Write,
+    a: &str,
+    b: &str,
+    d: &strataflow::replay::diff::EventDiff,
+    json: bool,
+) -> io::Result<()> {
+    if json {
+        return json_line(out, d);
+    }
+    writeln!(
+        out,
+        "events: {} in both, {} changed, {} only in {a}, {} only in {b}",
+        d.both,
+        d.changed.len(),
+        d.only_a.len(),
+        d.only_b.len()
+    )?;
+    let sources = |s: &strataflow::replay::diff::EventSide| s.source_messages.join(", ");
+    for c in &d.changed {
+        writeln!(out, "changed  {} [{}]", c.a.thread, sources(&c.a))?;
+        for f in &c.fields {
+            writeln!(out, "  {:<13} {a}: {}", f.field, f.a)?;
+            writeln!(out, "  {:<13} {b}: {}", "", f.b)?;
+        }
+    }
+    for (label, sides) in [(a, &d.only_a), (b, &d.only_b)] {
+        for s in sides {
+            writeln!(
+                out,
+                "only {label}  {} [{}] {} ({})",
+                s.thread,
+                sources(s),
+                s.title,
+                s.event_type
+            )?;
+        }
+    }
+    Ok(())
+}

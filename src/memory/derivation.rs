@@ -138,6 +138,46 @@ impl Memory {
         }
     }
 
+    /// Every stored profile (the default one included), by name.
+    pub fn profiles(&self) -> Result<Vec<Profile>, MemoryError> {
+        let mut out = Vec::new();
+        for (name, text) in self.store.configs_with_prefix(&profile_key(""))? {
+            out.push(serde_json::from_str(&text).map_err(|e| {
+                MemoryError::Invalid(format!("stored profile `{name}` is unreadable: {e}"))
+            })?);
+        }
+        let default = self.default_profile()?;
+        if !out.iter().any(|p: &Profile| p.name == default.name) {
+            out.push(default);
+            out.sort_by(|a, b| a.name.cmp(&b.name));
+        }
+        Ok(out)
+    }
+
+    /// Makes a stored profile the default of every command.
+    pub fn set_default_profile(&self, name: &str) -> Result<(), MemoryError> {
+        let profile = self.profile(name)?;
+        self.store.set_config(DEFAULT_PROFILE_KEY, &profile.name)?;
+        Ok(())
+    }
+
+    /// The event difference of two profiles for a tenant.
+    pub fn diff(
+        &self,
+        a: &str,
+        b: &str,
+        tenant: &str,
+    ) -> Result<strataflow_replay::diff::EventDiff, MemoryError> {
+        let mut events_a = self.profile_events(Some(a), tenant, None)?;
+        let events_b = self.profile_events(Some(b), tenant, None)?;
+        events_a.external.extend(events_b.external);
+        Ok(strataflow_replay::diff::diff_events(
+            &events_a.events,
+            &events_b.events,
+            &events_a.external,
+        ))
+    }
+
     /// Stores a profile (after checking its operators exist).
     pub fn save_profile(&self, profile: &Profile) -> Result<(), MemoryError> {
         self.registry

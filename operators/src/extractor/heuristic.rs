@@ -26,6 +26,19 @@
 //!   criticality come from keyword cues; confidence from the time basis.
 //! - A cancellation supersedes the latest planned event of the same speaker
 //!   in the timeline that shares a topic word with it.
+//!
+//! **Version 2** (`heuristic-extractor@2`, [`HeuristicExtractorV2`]) does all
+//! of the above and also takes statements *about the other person of the
+//! block*, with an event, progressive or preference cue:
+//! - in the third person by name: a sentence whose first word names another
+//!   speaker of the block (or a prefix of three letters or more, "Mel" for
+//!   "Melanie") as its subject ("Melanie went camping last week.");
+//! - in the second person, when the block has exactly one other speaker:
+//!   "So glad you got the support!", "Congrats on your new job, you earned
+//!   it." — what one person reports about the other.
+//!
+//! Version 1 only takes first-person statements; everything else is
+//! identical, which makes the two a clean pair for `strataflow diff`.
 
 use strataflow_log::record::{
     Criticality, Event, EventTemporal, EventType, Message, Occurrence, Precision, Role, Scope,
@@ -50,6 +63,24 @@ pub fn id() -> OperatorId {
     OperatorId::new("heuristic-extractor", 1)
 }
 
+/// Version 2: also statements about another person of the block by name.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct HeuristicExtractorV2;
+
+/// Version 2's operator id.
+pub fn id_v2() -> OperatorId {
+    OperatorId::new("heuristic-extractor", 2)
+}
+
+/// Which statements a version takes.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Version {
+    /// First person only.
+    One,
+    /// Also third person about a named person of the block.
+    Two,
+}
+
 impl Extractor for HeuristicExtractor {
     fn id(&self) -> OperatorId {
         id()
@@ -60,28 +91,60 @@ impl Extractor for HeuristicExtractor {
     }
 
     fn extract(&self, input: &ExtractionInput<'_>) -> Result<Extraction, OperatorError> {
-        let people = block_people(input);
-        let mut events = Vec::new();
-        for (message_id, message) in input.target.messages {
-            if !matches!(message.role, Role::User | Role::Assistant) {
-                continue;
-            }
-            for group in statement_groups(message) {
-                events.push(event_of(input, *message_id, message, &group, &people));
-            }
-        }
-        supersede_cancelled_plans(&mut events, input.timeline);
-        let reason = if events.is_empty() {
-            "no first-person statement of an event, plan or preference".to_owned()
-        } else {
-            format!("{} event statement(s)", events.len())
-        };
-        Ok(Extraction {
-            should_extract: !events.is_empty(),
-            reason,
-            events,
-        })
+        extract(input, Version::One)
     }
+}
+
+impl Extractor for HeuristicExtractorV2 {
+    fn id(&self) -> OperatorId {
+        id_v2()
+    }
+
+    fn config_hash(&self) -> Digest {
+        config_hash(
+            &id_v2(),
+            r#"{"min_words":3,"group_by":"time expression","third_person":"named block people"}"#,
+        )
+    }
+
+    fn extract(&self, input: &ExtractionInput<'_>) -> Result<Extraction, OperatorError> {
+        extract(input, Version::Two)
+    }
+}
+
+fn extract(input: &ExtractionInput<'_>, version: Version) -> Result<Extraction, OperatorError> {
+    let people = block_people(input);
+    let mut events = Vec::new();
+    for (message_id, message) in input.target.messages {
+        if !matches!(message.role, Role::User | Role::Assistant) {
+            continue;
+        }
+        let others: Vec<&str> = match version {
+            Version::One => Vec::new(),
+            Version::Two => {
+                let speaker = speaker_name(message);
+                people
+                    .iter()
+                    .filter(|p| **p != speaker)
+                    .map(String::as_str)
+                    .collect()
+            }
+        };
+        for group in statement_groups(message, &others) {
+            events.push(event_of(input, *message_id, message, &group, &people));
+        }
+    }
+    supersede_cancelled_plans(&mut events, input.timeline);
+    let reason = if events.is_empty() {
+        "no first-person statement of an event, plan or preference".to_owned()
+    } else {
+        format!("{} event statement(s)", events.len())
+    };
+    Ok(Extraction {
+        should_extract: !events.is_empty(),
+        reason,
+        events,
+    })
 }
 
 /// The speaker's display name, else the role's label.
@@ -100,7 +163,9 @@ struct Group {
     time: Option<TimeExpression>,
 }
 
-fn statement_groups(message: &Message) -> Vec<Group> {
+/// `others`: people of the block (not the speaker) whose named statements
+/// count too (version 2; empty for version 1).
+fn statement_groups(message: &Message, others: &[&str]) -> Vec<Group> {
     let mut groups: Vec<Group> = Vec::new();
     // A time stated in a sentence that is not itself a statement ("Last
     // night was amazing!", "Guess what I did this week?") dates the next
@@ -108,7 +173,7 @@ fn statement_groups(message: &Message) -> Vec<Group> {
     let mut carried: Option<TimeExpression> = None;
     for s in sentences(&message.content) {
         let stated = resolve_best(s.text, message.time).filter(|t| t.basis != TimeBasis::Inferred);
-        if !is_statement(s.text, stated.is_some()) {
+        if !is_statement(s.text, stated.is_some(), others) {
             if stated.is_some() {
                 carried = stated;
             }
@@ -137,7 +202,7 @@ fn statement_groups(message: &Message) -> Vec<Group> {
 /// either first person with an event, progressive or preference cue, or a
 /// sentence of four words or more that states a time ("Finishing up the
 /// choreography for a festival next month.").
-fn is_statement(sentence: &str, states_time: bool) -> bool {
+fn is_statement(sentence: &str, states_time: bool, others: &[&str]) -> bool {
     if is_question(sentence) || is_chatter(sentence) || sentence.starts_with("[image:") {
         return false;
     }
@@ -145,8 +210,38 @@ fn is_statement(sentence: &str, states_time: bool) -> bool {
     if w.len() < 3 {
         return false;
     }
-    (is_first_person(&w) && (has_event_cue(&w) || is_progressive(&w) || is_preference(&w)))
+    let cue = has_event_cue(&w) || is_progressive(&w) || is_preference(&w);
+    ((is_first_person(&w) || names_another(sentence, others)) && cue)
         || (states_time && w.len() >= 4)
+}
+
+/// The sentence starts with the name of one of `others` (or a prefix of it
+/// of three letters or more, "Mel" for "Melanie") as its subject: a name
+/// followed by a comma addresses that person ("Caroline, so glad …") and
+/// does not count.
+fn names_another(sentence: &str, others: &[&str]) -> bool {
+    let Some(raw) = sentence.split_whitespace().next() else {
+        return false;
+    };
+    // Said to the one other person of the block, about them.
+    if others.len() == 1
+        && words(sentence)
+            .iter()
+            .any(|w| matches!(w.as_str(), "you" | "you've" | "you're" | "your"))
+    {
+        return true;
+    }
+    if raw.ends_with(',') {
+        return false;
+    }
+    let first = raw.trim_matches(|c: char| !c.is_alphanumeric());
+    first.chars().count() >= 3
+        && first.chars().next().is_some_and(char::is_uppercase)
+        && others.iter().any(|o| {
+            o.split_whitespace()
+                .next()
+                .is_some_and(|n| n.starts_with(first))
+        })
 }
 
 fn is_progressive(w: &[String]) -> bool {
@@ -574,20 +669,58 @@ mod tests {
     fn statements_need_first_person_and_a_cue() {
         assert!(is_statement(
             "I went to a LGBTQ support group yesterday and it was so powerful.",
-            true
+            true,
+            &[]
         ));
         assert!(is_statement(
             "We're thinking about going camping next month.",
-            true
+            true,
+            &[]
         ));
-        assert!(is_statement("I love pottery and painting.", false));
+        assert!(is_statement("I love pottery and painting.", false, &[]));
         assert!(is_statement(
             "Finishing up choreography for a festival next month.",
-            true
+            true,
+            &[]
         ));
-        assert!(!is_statement("That's awesome, Caroline!", false));
-        assert!(!is_statement("What did you do yesterday?", true));
-        assert!(!is_statement("The weather was nice.", false));
+        assert!(!is_statement("That's awesome, Caroline!", false, &[]));
+        assert!(!is_statement("What did you do yesterday?", true, &[]));
+        assert!(!is_statement("The weather was nice.", false, &[]));
+    }
+
+    #[test]
+    fn version_two_also_takes_named_statements_about_others() {
+        let s = "Melanie went camping with the kids last week.";
+        assert!(!is_statement(s, false, &[]), "version 1: not first person");
+        assert!(is_statement(s, false, &["Melanie"]));
+        assert!(is_statement(
+            "Mel went camping last week.",
+            false,
+            &["Melanie"]
+        ));
+        assert!(
+            !is_statement("Ma went camping.", false, &["Mary"]),
+            "prefix too short"
+        );
+        assert!(
+            !is_statement("Melanie is nice.", false, &["Melanie"]),
+            "no cue"
+        );
+        assert!(
+            !is_statement(s, false, &["Caroline"]),
+            "not a person of the block"
+        );
+        assert!(
+            !is_statement("Melanie, Bob went camping.", false, &["Melanie", "Ana"]),
+            "addressing someone is not a statement about them"
+        );
+        let said_to = "So glad you got the support!";
+        assert!(!is_statement(said_to, false, &[]));
+        assert!(is_statement(said_to, false, &["Caroline"]));
+        assert!(
+            !is_statement(said_to, false, &["Caroline", "Ana"]),
+            "\"you\" is one person only in a two-person block"
+        );
     }
 
     #[test]
