@@ -8,3 +8,4 @@
 //! `log ← operators ← materializers ← pipeline ← replay ← strataflow`.
 
 pub mod diff;
+pub mod export;

@@ -129,6 +129,9 @@ pub enum Command {
     /// Expand an event, a graph node or a block (each a retrieval batch).
     #[command(subcommand)]
     Expand(ExpandCommand),
+    /// Export the log for offline analysis.
+    #[command(subcommand)]
+    Export(ExportCommand),
     /// Operator profiles: list, show, create, set the default.
     #[command(subcommand)]
     Profile(ProfileCommand),
@@ -284,6 +287,23 @@ pub struct SearchArgs {
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `export` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum ExportCommand {
+    /// One Parquet file per record kind (messages, blocks, summaries,
+    /// events, graph assertions, derivations) and a manifest.json.
+    Parquet {
+        /// Output directory (created if needed).
+        dir: PathBuf,
+        /// Only this tenant.
+        #[arg(long)]
+        tenant: Option<String>,
+        /// Only records after this log sequence number (incremental).
+        #[arg(long, value_name = "SEQ", default_value_t = 0)]
+        since: u64,
+    },
 }
 
 /// `profile` subcommands.

@@ -14,7 +14,7 @@ use strataflow::pipeline::ingest::{IngestError, IngestStats, OnInvalid};
 use strataflow::{Memory, MemoryError};
 
 use args::{
-    Cli, Command, EvalCommand, ExpandCommand, GovernArgs, ImportCommand, IngestArgs,
+    Cli, Command, EvalCommand, ExpandCommand, ExportCommand, GovernArgs, ImportCommand, IngestArgs,
     ProfileCommand, SearchArgs, SearchChannel,
 };
 use progress::Progress;
@@ -258,6 +258,31 @@ fn run(cli: Cli) -> Result<(), Failure> {
         }
         Command::Expand(e) => expand(&mut out, &dir, e)?,
         Command::Profile(p) => profile(&mut out, &dir, p)?,
+        Command::Export(ExportCommand::Parquet {
+            dir: to,
+            tenant,
+            since,
+        }) => {
+            let memory = Memory::open_existing(&dir)?;
+            let options = strataflow::replay::export::ExportOptions { tenant, since };
+            let manifest =
+                strataflow::replay::export::export_parquet(memory.store(), &to, &options).map_err(
+                    |e| Failure {
+                        message: e.to_string(),
+                        status: 1,
+                    },
+                )?;
+            writeln!(
+                out,
+                "exported records {}..={} to {}:",
+                manifest.since_seq + 1,
+                manifest.through_seq,
+                to.display()
+            )?;
+            for (file, rows) in &manifest.files {
+                writeln!(out, "  {file:<26} {rows:>10} rows")?;
+            }
+        }
         Command::Diff { a, b, tenant, json } => {
             let memory = Memory::open_existing(&dir)?;
             let diff = memory.diff(&a, &b, &tenant)?;
