@@ -129,6 +129,17 @@ pub enum Command {
     /// Expand an event, a graph node or a block (each a retrieval batch).
     #[command(subcommand)]
     Expand(ExpandCommand),
+    /// Replay a profile from L5: run its operators where no derivation
+    /// exists yet, bring every view up to date and report whether anything
+    /// changed; `--verify` also rebuilds each view from the log and compares.
+    Replay {
+        /// Profile (default: the directory's default).
+        #[arg(long)]
+        profile: Option<String>,
+        /// Compare every persisted view with a rebuild (exit 4 on a mismatch).
+        #[arg(long)]
+        verify: bool,
+    },
     /// Export the log for offline analysis.
     #[command(subcommand)]
     Export(ExportCommand),

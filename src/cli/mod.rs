@@ -256,6 +256,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 });
             }
         }
+        Command::Replay { profile, verify } => replay(&mut out, &dir, profile.as_deref(), verify)?,
         Command::Expand(e) => expand(&mut out, &dir, e)?,
         Command::Profile(p) => profile(&mut out, &dir, p)?,
         Command::Export(ExportCommand::Parquet {
@@ -509,6 +510,72 @@ fn govern(
         },
         record.short()
     )?;
+    Ok(())
+}
+
+/// `replay`: derive what a profile lacks, refresh its views, report.
+fn replay(
+    out: &mut dyn Write,
+    dir: &Path,
+    profile: Option<&str>,
+    verify: bool,
+) -> Result<(), Failure> {
+    let memory = Memory::open_existing(dir)?;
+    let tenants = memory.tenants()?;
+    let mut before = Vec::new();
+    for t in &tenants {
+        before.extend(memory.profile_views(profile, t, false)?);
+    }
+    let records_before = memory.stats()?.total_records;
+    let stats = memory.derive(profile, &memory.derive_options(), &mut |_| {})?;
+    let mut after = Vec::new();
+    for t in &tenants {
+        after.extend(memory.profile_views(profile, t, verify)?);
+    }
+    let written = memory.stats()?.total_records - records_before;
+    writeln!(
+        out,
+        "replay of profile `{}`: {} operator runs, {written} records written",
+        memory.operators(profile)?.0.name,
+        stats.runs
+    )?;
+    let mut differ = Vec::new();
+    for view in &after {
+        let old = before
+            .iter()
+            .find(|b| b.view == view.view && b.tenant == view.tenant)
+            .map(|b| b.digest.as_str());
+        let change = if old == Some(view.digest.as_str()) {
+            "unchanged"
+        } else {
+            "changed"
+        };
+        let check = match &view.rebuilt {
+            None => String::new(),
+            Some(d) if *d == view.digest => ", rebuild: same".into(),
+            Some(d) => {
+                differ.push(format!("{} of tenant `{}`", view.view, view.tenant));
+                format!(", REBUILD DIFFERS: {}", d.get(..16).unwrap_or(d))
+            }
+        };
+        writeln!(
+            out,
+            "  {:<16} tenant `{}`  digest {}  {change}{check}",
+            view.view,
+            view.tenant,
+            view.digest.get(..16).unwrap_or(&view.digest)
+        )?;
+    }
+    if !differ.is_empty() {
+        return Err(Failure {
+            message: format!(
+                "{} view(s) differ from a rebuild: {}",
+                differ.len(),
+                differ.join(", ")
+            ),
+            status: EXIT_AUDIT_FAILED,
+        });
+    }
     Ok(())
 }
 

@@ -112,15 +112,26 @@ impl Memory {
     /// Refreshes every persisted view of a tenant and reports their digests;
     /// with `verify`, also rebuilds each from the log and reports that digest.
     pub fn views(&self, tenant: &str, verify: bool) -> Result<Vec<ViewReport>, MemoryError> {
+        self.profile_views(None, tenant, verify)
+    }
+
+    /// [`Memory::views`] under a profile (`None`: the default): the graph
+    /// membership, block levels and search views are the profile's.
+    pub fn profile_views(
+        &self,
+        profile: Option<&str>,
+        tenant: &str,
+        verify: bool,
+    ) -> Result<Vec<ViewReport>, MemoryError> {
         let (status, seq) = self.refresh::<EventStatusState>(tenant)?;
         let (weights, wseq) = self.refresh::<WeightsState>(tenant)?;
-        let (graph_key, graph_fresh) = self.graph_membership_key(None)?;
+        let (graph_key, graph_fresh) = self.graph_membership_key(profile)?;
         let (graph, gseq) = self.refresh_keyed(&graph_key, tenant, &graph_fresh)?;
-        let (levels_key, levels_fresh) = self.block_levels_key(None)?;
+        let (levels_key, levels_fresh) = self.block_levels_key(profile)?;
         let (levels, lseq) = self.refresh_keyed(&levels_key, tenant, &levels_fresh)?;
         // The search indexes last: refreshing them refreshes the views they
         // read (status, weights, graph membership) once more, a no-op here.
-        let searcher = self.searcher(None, tenant)?;
+        let searcher = self.searcher(profile, tenant)?;
         Ok(vec![
             ViewReport {
                 view: GraphMembership::NAME,
@@ -172,7 +183,7 @@ impl Memory {
                 last_seq: searcher.last_seq(),
                 digest: searcher.digest(),
                 rebuilt: if verify {
-                    Some(self.searcher_rebuilt(None, tenant)?.digest())
+                    Some(self.searcher_rebuilt(profile, tenant)?.digest())
                 } else {
                     None
                 },
