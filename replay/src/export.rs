@@ -4,6 +4,10 @@
 //! `manifest.json` saying what was exported: schema version, the log
 //! sequence range, row counts.
 //!
+//! Every row also carries the record's `envelope` (its exact log bytes),
+//! so that [`crate::import`] can load an export into an empty data
+//! directory and get the same records, ids and views back.
+//!
 //! Rows are written in row groups of [`ROW_GROUP_ROWS`] while the log is
 //! scanned once, so memory does not grow with the log.
 
@@ -13,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use arrow::array::{
-    ArrayRef, BooleanBuilder, Int16Builder, ListBuilder, StringBuilder,
+    ArrayRef, BinaryBuilder, BooleanBuilder, Int16Builder, ListBuilder, StringBuilder,
     TimestampMillisecondBuilder, UInt16Builder, UInt32Builder, UInt64Builder,
 };
 use arrow::datatypes::{DataType, Field, Schema, TimeUnit};
@@ -91,6 +95,7 @@ enum Column {
     Bool(BooleanBuilder),
     Ts(TimestampMillisecondBuilder),
     StrList(ListBuilder<StringBuilder>),
+    Bin(BinaryBuilder),
 }
 
 impl Column {
@@ -104,10 +109,12 @@ impl Column {
             Self::Bool(_) => DataType::Boolean,
             Self::Ts(_) => DataType::Timestamp(TimeUnit::Millisecond, Some("UTC".into())),
             Self::StrList(_) => DataType::List(Arc::new(Field::new("item", DataType::Utf8, true))),
+            Self::Bin(_) => DataType::Binary,
         }
     }
 
     fn nullable(&self) -> bool {
+        // Only optional values and timestamps (unknown times) may be null.
         matches!(self, Self::OptStr(_) | Self::OptI16(_) | Self::Ts(_))
     }
 
@@ -121,6 +128,7 @@ impl Column {
             Self::Bool(b) => Arc::new(b.finish()),
             Self::Ts(b) => Arc::new(b.finish().with_timezone("UTC")),
             Self::StrList(b) => Arc::new(b.finish()),
+            Self::Bin(b) => Arc::new(b.finish()),
         }
     }
 }
@@ -136,6 +144,7 @@ enum Value<'a> {
     Bool(bool),
     Ts(Option<i64>),
     StrList(Vec<String>),
+    Bin(&'a [u8]),
 }
 
 /// One output file being written.
@@ -151,7 +160,9 @@ struct Table {
 
 impl Table {
     fn new(dir: &Path, name: &'static str, columns: Vec<(&'static str, Column)>) -> Self {
-        let (names, columns) = columns.into_iter().unzip();
+        let (mut names, mut columns): (Vec<_>, Vec<_>) = columns.into_iter().unzip();
+        names.push("envelope");
+        columns.push(Column::Bin(BinaryBuilder::new()));
         Self {
             name,
             path: dir.join(format!("{name}.parquet")),
@@ -173,7 +184,18 @@ impl Table {
         ))
     }
 
-    fn push(&mut self, values: Vec<Value<'_>>) -> Result<(), ExportError> {
+    fn push<'a>(
+        &mut self,
+        envelope: &'a [u8],
+        mut values: Vec<Value<'a>>,
+    ) -> Result<(), ExportError> {
+        values.push(Value::Bin(envelope));
+        if values.len() != self.columns.len() {
+            return Err(ExportError::Parquet {
+                path: self.path.clone(),
+                detail: "a row does not match the table's columns".into(),
+            });
+        }
         for (column, value) in self.columns.iter_mut().zip(values) {
             match (column, value) {
                 (Column::Str(b), Value::Str(v)) => b.append_value(v),
@@ -184,6 +206,7 @@ impl Table {
                 (Column::OptI16(b), Value::OptI16(v)) => b.append_option(v),
                 (Column::Bool(b), Value::Bool(v)) => b.append_value(v),
                 (Column::Ts(b), Value::Ts(v)) => b.append_option(v),
+                (Column::Bin(b), Value::Bin(v)) => b.append_value(v),
                 (Column::StrList(b), Value::StrList(v)) => {
                     for s in v {
                         b.values().append_value(s);
@@ -283,6 +306,9 @@ struct Tables {
     events: Table,
     assertions: Table,
     derivations: Table,
+    /// Governance, retrievals, assessments, use receipts, model calls and
+    /// import sources: seq, id, tenant, the record as JSON.
+    others: BTreeMap<RecordKind, Table>,
 }
 
 impl Tables {
@@ -400,50 +426,91 @@ impl Tables {
                     ("attempt", u32c()),
                 ],
             ),
+            others: [
+                (RecordKind::Governance, "governance"),
+                (RecordKind::Retrieval, "retrievals"),
+                (RecordKind::Assessment, "assessments"),
+                (RecordKind::UseReceipt, "use_receipts"),
+                (RecordKind::ModelCall, "model_calls"),
+                (RecordKind::ImportSource, "import_sources"),
+            ]
+            .into_iter()
+            .map(|(kind, name)| {
+                (
+                    kind,
+                    Table::new(
+                        dir,
+                        name,
+                        vec![
+                            ("seq", u64c()),
+                            ("id", s()),
+                            ("tenant", s()),
+                            ("record", s()),
+                        ],
+                    ),
+                )
+            })
+            .collect(),
         }
     }
 
-    fn push(&mut self, seq: u64, id: &RecordId, record: &Record) -> Result<(), ExportError> {
+    fn push(
+        &mut self,
+        seq: u64,
+        id: &RecordId,
+        record: &Record,
+        envelope: &[u8],
+    ) -> Result<(), ExportError> {
         let id_hex = hex(id);
+        let env = envelope;
         match record {
-            Record::Message(m) => self.messages.push(vec![
-                Value::U64(seq),
-                Value::Str(&id_hex),
-                Value::Str(&m.tenant),
-                Value::Str(&m.thread),
-                Value::Str(&m.external_id),
-                Value::U64(m.position),
-                Value::Str(m.role.as_str()),
-                Value::OptStr(m.speaker.as_deref()),
-                Value::Str(&m.content),
-                source_ts(m.time),
-                Value::OptI16(m.time.offset_minutes),
-                Value::StrList(m.tool_calls.iter().map(|c| c.name.clone()).collect()),
-            ]),
-            Record::Block(b) => self.blocks.push(vec![
-                Value::U64(seq),
-                Value::Str(&id_hex),
-                Value::Str(&b.tenant),
-                Value::Str(&b.thread),
-                Value::U32(b.ordinal),
-                Value::U32(b.start_turn),
-                Value::U32(b.end_turn),
-                Value::U64(b.first_position),
-                Value::U64(b.last_position),
-                Value::StrList(hexes(&b.messages)),
-                source_ts(b.time),
-            ]),
-            Record::BlockSummary(s) => self.summaries.push(vec![
-                Value::U64(seq),
-                Value::Str(&id_hex),
-                Value::Str(&s.tenant),
-                Value::Str(&hex(&s.block)),
-                Value::Str(&s.title),
-                Value::Str(&s.summary),
-                Value::StrList(s.tags.clone()),
-                Value::StrList(s.key_points.clone()),
-                Value::Bool(s.should_extract),
-            ]),
+            Record::Message(m) => self.messages.push(
+                env,
+                vec![
+                    Value::U64(seq),
+                    Value::Str(&id_hex),
+                    Value::Str(&m.tenant),
+                    Value::Str(&m.thread),
+                    Value::Str(&m.external_id),
+                    Value::U64(m.position),
+                    Value::Str(m.role.as_str()),
+                    Value::OptStr(m.speaker.as_deref()),
+                    Value::Str(&m.content),
+                    source_ts(m.time),
+                    Value::OptI16(m.time.offset_minutes),
+                    Value::StrList(m.tool_calls.iter().map(|c| c.name.clone()).collect()),
+                ],
+            ),
+            Record::Block(b) => self.blocks.push(
+                env,
+                vec![
+                    Value::U64(seq),
+                    Value::Str(&id_hex),
+                    Value::Str(&b.tenant),
+                    Value::Str(&b.thread),
+                    Value::U32(b.ordinal),
+                    Value::U32(b.start_turn),
+                    Value::U32(b.end_turn),
+                    Value::U64(b.first_position),
+                    Value::U64(b.last_position),
+                    Value::StrList(hexes(&b.messages)),
+                    source_ts(b.time),
+                ],
+            ),
+            Record::BlockSummary(s) => self.summaries.push(
+                env,
+                vec![
+                    Value::U64(seq),
+                    Value::Str(&id_hex),
+                    Value::Str(&s.tenant),
+                    Value::Str(&hex(&s.block)),
+                    Value::Str(&s.title),
+                    Value::Str(&s.summary),
+                    Value::StrList(s.tags.clone()),
+                    Value::StrList(s.key_points.clone()),
+                    Value::Bool(s.should_extract),
+                ],
+            ),
             Record::Event(e) => {
                 let t = &e.temporal;
                 let (kind, status, precision, basis, criticality) = (
@@ -453,40 +520,46 @@ impl Tables {
                     name_of(&t.basis),
                     name_of(&e.criticality),
                 );
-                self.events.push(vec![
-                    Value::U64(seq),
-                    Value::Str(&id_hex),
-                    Value::Str(&e.tenant),
-                    Value::Str(&hex(&e.block)),
-                    Value::StrList(hexes(&e.source_messages)),
-                    Value::Str(&e.title),
-                    Value::Str(&e.summary),
-                    Value::Str(&kind),
-                    Value::Str(&status),
-                    Value::StrList(t.participants.clone()),
-                    Value::StrList(e.tags.clone()),
-                    source_ts(t.mentioned_at),
-                    ts(t.happened_start),
-                    ts(t.happened_end),
-                    Value::OptStr(t.original_text.as_deref()),
-                    Value::Str(&precision),
-                    Value::Str(&basis),
-                    Value::Str(&criticality),
-                    Value::U16(e.confidence_milli),
-                    Value::StrList(hexes(&t.supersedes)),
-                    Value::StrList(hexes(&t.conflicts_with)),
-                ])
+                self.events.push(
+                    env,
+                    vec![
+                        Value::U64(seq),
+                        Value::Str(&id_hex),
+                        Value::Str(&e.tenant),
+                        Value::Str(&hex(&e.block)),
+                        Value::StrList(hexes(&e.source_messages)),
+                        Value::Str(&e.title),
+                        Value::Str(&e.summary),
+                        Value::Str(&kind),
+                        Value::Str(&status),
+                        Value::StrList(t.participants.clone()),
+                        Value::StrList(e.tags.clone()),
+                        source_ts(t.mentioned_at),
+                        ts(t.happened_start),
+                        ts(t.happened_end),
+                        Value::OptStr(t.original_text.as_deref()),
+                        Value::Str(&precision),
+                        Value::Str(&basis),
+                        Value::Str(&criticality),
+                        Value::U16(e.confidence_milli),
+                        Value::StrList(hexes(&t.supersedes)),
+                        Value::StrList(hexes(&t.conflicts_with)),
+                    ],
+                )
             }
             Record::GraphAssertion(a) => {
                 let assertion = serde_json::to_string(&a.assertion).unwrap_or_default();
-                self.assertions.push(vec![
-                    Value::U64(seq),
-                    Value::Str(&id_hex),
-                    Value::Str(&a.tenant),
-                    Value::StrList(hexes(&a.source_events)),
-                    Value::Str(&assertion),
-                    Value::U16(a.confidence_milli),
-                ])
+                self.assertions.push(
+                    env,
+                    vec![
+                        Value::U64(seq),
+                        Value::Str(&id_hex),
+                        Value::Str(&a.tenant),
+                        Value::StrList(hexes(&a.source_events)),
+                        Value::Str(&assertion),
+                        Value::U16(a.confidence_milli),
+                    ],
+                )
             }
             Record::Derivation(d) => {
                 let (outcome, error) = match &d.outcome {
@@ -496,20 +569,37 @@ impl Tables {
                         ("failed", Some(error.as_str()))
                     }
                 };
-                self.derivations.push(vec![
-                    Value::U64(seq),
-                    Value::Str(&id_hex),
-                    Value::Str(&d.tenant),
-                    Value::Str(&d.operator),
-                    Value::Str(&hex(&d.config_hash)),
-                    Value::StrList(hexes(&d.inputs)),
-                    Value::StrList(hexes(&d.outputs)),
-                    Value::Str(outcome),
-                    Value::OptStr(error),
-                    Value::U32(d.attempt),
-                ])
+                self.derivations.push(
+                    env,
+                    vec![
+                        Value::U64(seq),
+                        Value::Str(&id_hex),
+                        Value::Str(&d.tenant),
+                        Value::Str(&d.operator),
+                        Value::Str(&hex(&d.config_hash)),
+                        Value::StrList(hexes(&d.inputs)),
+                        Value::StrList(hexes(&d.outputs)),
+                        Value::Str(outcome),
+                        Value::OptStr(error),
+                        Value::U32(d.attempt),
+                    ],
+                )
             }
-            _ => Ok(()),
+            other => match self.others.get_mut(&other.kind()) {
+                Some(table) => {
+                    let json = serde_json::to_string(other).unwrap_or_default();
+                    table.push(
+                        env,
+                        vec![
+                            Value::U64(seq),
+                            Value::Str(&id_hex),
+                            Value::Str(other.tenant()),
+                            Value::Str(&json),
+                        ],
+                    )
+                }
+                None => Ok(()),
+            },
         }
     }
 
@@ -522,7 +612,10 @@ impl Tables {
             self.events,
             self.assertions,
             self.derivations,
-        ] {
+        ]
+        .into_iter()
+        .chain(self.others.into_values())
+        {
             let (name, rows) = table.close()?;
             files.insert(format!("{name}.parquet"), rows);
         }
@@ -555,18 +648,9 @@ pub fn export_parquet(
         {
             continue;
         }
-        if stored.record.kind() == RecordKind::Message
-            || matches!(
-                stored.record,
-                Record::Block(_)
-                    | Record::BlockSummary(_)
-                    | Record::Event(_)
-                    | Record::GraphAssertion(_)
-                    | Record::Derivation(_)
-            )
-        {
-            tables.push(stored.seq, &stored.id, &stored.record)?;
-        }
+        let envelope = strataflow_log::envelope::encode(&stored.record)
+            .map_err(|e| ExportError::Store(StoreError::from(e)))?;
+        tables.push(stored.seq, &stored.id, &stored.record, &envelope)?;
     }
     let manifest = ExportManifest {
         schema_version: EXPORT_SCHEMA_VERSION,

@@ -9,3 +9,4 @@
 
 pub mod diff;
 pub mod export;
+pub mod import;

@@ -438,6 +438,12 @@ pub enum ImportCommand {
         #[command(flatten)]
         options: IngestArgs,
     },
+    /// Load a full `export parquet` directory into an empty data directory
+    /// (same records, ids and view digests).
+    Parquet {
+        /// The export directory (with manifest.json).
+        dir: PathBuf,
+    },
 }
 
 /// Options shared by ingest and import.

@@ -181,6 +181,21 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 },
             )?;
         }
+        Command::Import(ImportCommand::Parquet { dir: from }) => {
+            let memory = Memory::open(&dir)?;
+            let report = strataflow::replay::import::import_parquet(memory.store(), &from)
+                .map_err(|e| Failure {
+                    message: e.to_string(),
+                    status: 1,
+                })?;
+            writeln!(
+                out,
+                "imported {} records from {} (last sequence {})",
+                report.records,
+                from.display(),
+                report.last_seq
+            )?;
+        }
         Command::Stats { json } => {
             let memory = Memory::open_existing(&dir)?;
             render::stats(&mut out, &memory.stats()?, json)?;
