@@ -105,16 +105,20 @@ pub fn import_parquet(store: &Store, from: &Path) -> Result<ImportReport, Import
         std::fs::read_to_string(&manifest_path).map_err(|e| bad(&manifest_path, e.to_string()))?;
     let manifest: serde_json::Value =
         serde_json::from_str(&text).map_err(|e| bad(&manifest_path, e.to_string()))?;
-    if manifest["schema_version"].as_u64() != Some(u64::from(crate::export::EXPORT_SCHEMA_VERSION))
+    let field = |name: &str| manifest.get(name);
+    if field("schema_version").and_then(serde_json::Value::as_u64)
+        != Some(u64::from(crate::export::EXPORT_SCHEMA_VERSION))
     {
         return Err(bad(&manifest_path, "unknown schema_version"));
     }
-    let since = manifest["since_seq"].as_u64().unwrap_or(0);
+    let since = field("since_seq")
+        .and_then(serde_json::Value::as_u64)
+        .unwrap_or(0);
     if since != 0 {
         return Err(ImportError::Partial { since });
     }
-    let files = manifest["files"]
-        .as_object()
+    let files = field("files")
+        .and_then(serde_json::Value::as_object)
         .ok_or_else(|| bad(&manifest_path, "no `files`"))?;
     let mut all = Vec::new();
     for name in files.keys() {
