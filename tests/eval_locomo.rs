@@ -38,3 +38,31 @@ fn search_all_beats_raw_bm25_at_300_words() {
     assert!(system["mean_words"].as_f64().unwrap() <= 300.0);
     assert!(b["temporal_questions"].as_u64().unwrap() >= 50);
 }
+
+#[test]
+fn another_extractor_is_evaluated_on_the_same_questions() {
+    let dir = tempfile::tempdir().unwrap();
+    let conv26 = data_file("locomo/conv-26.json");
+    let run = |extra: &[&str]| -> serde_json::Value {
+        let mut args = vec!["eval", "locomo", conv26.to_str().unwrap(), "--json"];
+        args.extend_from_slice(extra);
+        serde_json::from_str(&ok(dir.path(), &args)).unwrap()
+    };
+    let v1 = run(&[]);
+    let v2 = run(&["--extractor", "heuristic-extractor@2"]);
+    let overall = |r: &serde_json::Value, side: &str| r["budgets"][0][side]["overall"].clone();
+    assert_eq!(
+        overall(&v1, "baseline"),
+        overall(&v2, "baseline"),
+        "same baseline"
+    );
+    assert_eq!(
+        overall(&v1, "system")["questions"],
+        overall(&v2, "system")["questions"]
+    );
+    assert_ne!(
+        overall(&v1, "system"),
+        overall(&v2, "system"),
+        "a different extractor retrieves differently"
+    );
+}

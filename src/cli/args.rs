@@ -408,6 +408,9 @@ pub enum EvalCommand {
         /// Word budget (repeat for several).
         #[arg(long = "budget", value_name = "WORDS", default_values_t = [300usize])]
         budgets: Vec<usize>,
+        /// Derive with this extractor (e.g. `heuristic-extractor@2`) instead of the default.
+        #[arg(long, value_name = "ID")]
+        extractor: Option<String>,
         /// Print JSON.
         #[arg(long)]
         json: bool,

@@ -342,9 +342,11 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Eval(EvalCommand::Locomo {
             files,
             budgets,
+            extractor,
             json,
         }) => {
-            let report = strataflow::eval::locomo::evaluate(&files, &budgets)?;
+            let report =
+                strataflow::eval::locomo::evaluate_with(&files, &budgets, extractor.as_deref())?;
             render::eval(&mut out, &report, json)?;
         }
         Command::Forget(a) => govern(&mut out, &dir, a, GovernanceAction::Forget)?,

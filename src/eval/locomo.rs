@@ -108,14 +108,34 @@ struct Question {
     year: i32,
 }
 
-/// Runs the evaluation.
+/// Runs the evaluation with the built-in default operators.
 pub fn evaluate(files: &[PathBuf], budgets: &[usize]) -> Result<EvalReport, MemoryError> {
+    evaluate_with(files, budgets, None)
+}
+
+/// Runs the evaluation; with `extractor` (an operator id such as
+/// `heuristic-extractor@2`), each temporary directory derives with that
+/// extractor instead of the default one.
+pub fn evaluate_with(
+    files: &[PathBuf],
+    budgets: &[usize],
+    extractor: Option<&str>,
+) -> Result<EvalReport, MemoryError> {
     let mut tallies: Vec<BudgetTally> = budgets.iter().map(|_| BudgetTally::default()).collect();
     for file in files {
         let dir = tempfile::tempdir().map_err(|e| {
             MemoryError::Invalid(format!("cannot create a temporary directory: {e}"))
         })?;
         let memory = Memory::open(dir.path())?;
+        if let Some(id) = extractor {
+            let profile = strataflow_operators::profile::Profile {
+                name: "eval".into(),
+                extractor: id.to_owned(),
+                ..strataflow_operators::profile::Profile::default_profile()
+            };
+            memory.save_profile(&profile)?;
+            memory.set_default_profile("eval")?;
+        }
         let mut options = memory.ingest_options()?;
         options.durability = strataflow_log::Durability::Buffered;
         let stats = memory.import_locomo(
