@@ -9,6 +9,7 @@
 
 pub mod derive;
 pub mod ingest;
+pub mod ingest_report;
 pub mod pause;
 pub mod runtime;
 pub mod source;

@@ -43,7 +43,7 @@ use strataflow_log::{Durability, Store};
 use strataflow_operators::profile::Operators;
 use strataflow_operators::sealer::Sealer;
 
-use crate::ingest::{IngestError, IngestStats};
+use crate::ingest_report::{IngestError, IngestStats};
 use crate::source::MessageInput;
 use crate::thread::ThreadState;
 

@@ -24,7 +24,7 @@ use strataflow_operators::profile::Operators;
 use strataflow_operators::sealer::Sealer;
 use tokio::sync::{mpsc, oneshot};
 
-use crate::ingest::IngestStats;
+use crate::ingest_report::IngestStats;
 use crate::source::jsonl::parse_line;
 use crate::source::{InputError, MessageInput};
 use crate::thread::ThreadState;
