@@ -50,6 +50,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod support;
+
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -58,6 +60,7 @@ use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_
 use strataflow_log::envelope::encode_with_id;
 use strataflow_log::record::{Message, Record, Role};
 use strataflow_log::{Durability, SourceTime, Store};
+use support::insert_raw;
 
 /// Messages written per iteration.
 const MESSAGES: usize = 20_000;
@@ -183,37 +186,13 @@ fn time_log_append(records: &[Record], durability: Durability, iters: u64) -> Du
     total
 }
 
-/// A fresh fjall database with one `records` keyspace.
-fn open_raw(path: &Path) -> (fjall::Database, fjall::Keyspace) {
-    let db = fjall::Database::builder(path)
-        .open()
-        .expect("open the fjall database");
-    let ks = db
-        .keyspace("records", fjall::KeyspaceCreateOptions::default)
-        .expect("open the records keyspace");
-    (db, ks)
-}
-
 /// Inserts the envelopes, keyed by sequence number, into a fresh fjall
 /// database per iteration; times only the inserts.
 fn time_raw_fjall(envelopes: &[Vec<u8>], iters: u64) -> Duration {
     let mut total = Duration::ZERO;
     for _ in 0..iters {
         let dir = fresh_dir();
-        let (db, ks) = open_raw(dir.path());
-        let start = Instant::now();
-        let mut seq: u64 = 1;
-        for chunk in envelopes.chunks(BATCH) {
-            let mut batch = db.batch().durability(Some(fjall::PersistMode::SyncAll));
-            for value in chunk {
-                batch.insert(&ks, seq.to_be_bytes(), value.as_slice());
-                seq += 1;
-            }
-            batch.commit().expect("commit the batch");
-        }
-        total += start.elapsed();
-        drop(ks);
-        drop(db);
+        total += insert_raw(dir.path(), envelopes, BATCH);
         drop(dir);
     }
     total

@@ -50,6 +50,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
+mod support;
+
 use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::path::Path;
@@ -78,21 +80,8 @@ const TANTIVY_BUDGET: usize = 256 * 1024 * 1024;
 /// Messages per thread on average.
 const MESSAGES_PER_THREAD: u64 = 250;
 
-/// Messages of this run: `STRATAFLOW_BENCH_MESSAGES`, else 5 000 under
-/// `--test`, else 200 000.
-fn message_count() -> u64 {
-    if let Some(n) = std::env::var("STRATAFLOW_BENCH_MESSAGES")
-        .ok()
-        .and_then(|v| v.trim().replace('_', "").parse().ok())
-    {
-        return n;
-    }
-    if std::env::args().any(|a| a == "--test") {
-        5_000
-    } else {
-        200_000
-    }
-}
+/// Messages of a full run (see [`support::message_count`]).
+const FULL_RUN_MESSAGES: u64 = 200_000;
 
 /// Per-iteration throughputs (messages/s) of each benchmark, for the table.
 static RATES: Mutex<BTreeMap<&'static str, Vec<f64>>> = Mutex::new(BTreeMap::new());
@@ -151,27 +140,9 @@ fn time_raw_fjall(envelopes: &[Vec<u8>], iters: u64) -> Duration {
     let mut total = Duration::ZERO;
     for _ in 0..iters {
         let dir = fresh_dir();
-        let db = fjall::Database::builder(dir.path())
-            .open()
-            .expect("open the fjall database");
-        let ks = db
-            .keyspace("records", fjall::KeyspaceCreateOptions::default)
-            .expect("open the records keyspace");
-        let start = Instant::now();
-        let mut seq: u64 = 1;
-        for chunk in envelopes.chunks(BATCH) {
-            let mut batch = db.batch().durability(Some(fjall::PersistMode::SyncAll));
-            for value in chunk {
-                batch.insert(&ks, seq.to_be_bytes(), value.as_slice());
-                seq += 1;
-            }
-            batch.commit().expect("commit the batch");
-        }
-        let took = start.elapsed();
+        let took = support::insert_raw(dir.path(), envelopes, BATCH);
         record_rate("raw_fjall", envelopes.len() as u64, took);
         total += took;
-        drop(ks);
-        drop(db);
     }
     total
 }
@@ -309,7 +280,7 @@ fn print_table(n: u64, threads: u32) {
 }
 
 fn bench_backfill(c: &mut Criterion) {
-    let n = message_count();
+    let n = support::message_count(FULL_RUN_MESSAGES);
     let threads = u32::try_from((n / MESSAGES_PER_THREAD).max(1)).unwrap_or(u32::MAX);
     let options = SyntheticOptions {
         messages: n,

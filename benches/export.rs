@@ -28,6 +28,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
+mod support;
+
 use std::fs::File;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -53,20 +55,6 @@ use strataflow::replay::export::{ExportOptions, ROW_GROUP_ROWS, export_parquet};
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 static RATES: Mutex<Vec<(&'static str, f64)>> = Mutex::new(Vec::new());
-
-fn message_count() -> u64 {
-    if let Some(n) = std::env::var("STRATAFLOW_BENCH_MESSAGES")
-        .ok()
-        .and_then(|v| v.trim().replace('_', "").parse().ok())
-    {
-        return n;
-    }
-    if std::env::args().any(|a| a == "--test") {
-        5_000
-    } else {
-        1_000_000
-    }
-}
 
 fn bare_schema() -> Arc<Schema> {
     Arc::new(Schema::new(vec![
@@ -159,7 +147,7 @@ fn bare_write(rows: &[(u64, String, Message, Vec<u8>)], path: &std::path::Path) 
 }
 
 fn bench_export(c: &mut Criterion) {
-    let n = message_count();
+    let n = support::message_count(1_000_000);
     let threads = u32::try_from((n / 250).max(1)).unwrap_or(u32::MAX);
     let work = tempfile::tempdir().unwrap();
     let jsonl = work.path().join("archive.jsonl");

@@ -792,34 +792,10 @@ impl Store {
         batch.commit().map_err(|e| self.storage(e))
     }
 
-    /// The persisted state of a view for a tenant: the last sequence it
-    /// applied and its encoded state (the materializers own the encoding).
-    pub fn view_state(
-        &self,
-        view: &str,
-        tenant: &str,
-    ) -> Result<Option<(u64, Vec<u8>)>, StoreError> {
-        let Some(v) = self
-            .views
-            .get(keys::view_key(view, tenant))
-            .map_err(|e| self.storage(e))?
-        else {
-            return Ok(None);
-        };
-        let seq = v
-            .get(..8)
-            .and_then(keys::decode_seq)
-            .ok_or_else(|| StoreError::Corrupt {
-                keyspace: keys::VIEWS,
-                detail: format!("state of view `{view}` is {} bytes", v.len()),
-            })?;
-        Ok(Some((seq, v.get(8..).unwrap_or_default().to_vec())))
-    }
-
-    /// Stores the state of a view for a tenant with the last sequence it
-    /// applied. Views are derived: they never hold the only copy of anything,
-    /// so this write is buffered (a crash loses at most a refresh, redone
-    /// from the log).
+    /// Writes a view value in the single-value layout of earlier builds
+    /// (`[u64 BE last_seq][state]`, no chunks), so that tests can show such a
+    /// state is rebuilt, never read. Only with the `test-support` feature.
+    #[cfg(feature = "test-support")]
     pub fn save_view_state(
         &self,
         view: &str,
@@ -842,8 +818,9 @@ impl Store {
     /// [u32 BE chunk count][u64 BE total length]`; chunk `i` is at the view's
     /// key followed by `[u32 BE i]`. Head, chunks and the removal of chunks
     /// left over from a longer earlier state are one batch, so a reader sees
-    /// the old state or the new one, never a mix. Buffered, like
-    /// [`Store::save_view_state`].
+    /// the old state or the new one, never a mix. Buffered: views are
+    /// derived and never hold the only copy of anything, so a crash loses at
+    /// most a refresh, redone from the log.
     pub fn save_view_chunks(
         &self,
         view: &str,

@@ -130,17 +130,21 @@ fn side(item: &(RecordId, String, Event), external: &BTreeMap<RecordId, String>)
     EventSide {
         id: *id,
         thread: thread.clone(),
-        source_messages: e
-            .source_messages
-            .iter()
-            .map(|m| external.get(m).cloned().unwrap_or_else(|| m.to_hex()))
-            .collect(),
+        source_messages: external_ids(&e.source_messages, external),
         title: e.title.clone(),
         summary: e.summary.clone(),
         event_type: e.temporal.event_type.name().to_owned(),
         participants: e.temporal.participants.clone(),
         happened,
     }
+}
+
+/// Message ids as their external ids (a message not in `external` keeps
+/// its record id in hex).
+pub fn external_ids(ids: &[RecordId], external: &BTreeMap<RecordId, String>) -> Vec<String> {
+    ids.iter()
+        .map(|m| external.get(m).cloned().unwrap_or_else(|| m.to_hex()))
+        .collect()
 }
 
 fn changes(a: &EventSide, b: &EventSide) -> Vec<FieldChange> {

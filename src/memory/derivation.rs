@@ -405,11 +405,7 @@ fn listing(
         id,
         block: e.block,
         thread: thread.to_owned(),
-        source_messages: e
-            .source_messages
-            .iter()
-            .map(|m| external.get(m).cloned().unwrap_or_else(|| m.to_hex()))
-            .collect(),
+        source_messages: strataflow_replay::diff::external_ids(&e.source_messages, external),
         title: e.title.clone(),
         summary: e.summary.clone(),
         participants: e.temporal.participants.clone(),

@@ -1,0 +1,51 @@
+//! What several benches share: the message count of a run and the raw
+//! fjall anchor (the storage floor every log figure is compared with).
+#![allow(dead_code, clippy::expect_used)]
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// Messages of this run: `STRATAFLOW_BENCH_MESSAGES`, else 5 000 under
+/// `--test`, else `full`.
+pub fn message_count(full: u64) -> u64 {
+    if let Some(n) = std::env::var("STRATAFLOW_BENCH_MESSAGES")
+        .ok()
+        .and_then(|v| v.trim().replace('_', "").parse().ok())
+    {
+        return n;
+    }
+    if std::env::args().any(|a| a == "--test") {
+        5_000
+    } else {
+        full
+    }
+}
+
+/// A fresh fjall database in `path` with one keyspace, default options.
+pub fn open_raw(path: &Path) -> (fjall::Database, fjall::Keyspace) {
+    let db = fjall::Database::builder(path)
+        .open()
+        .expect("open the fjall database");
+    let ks = db
+        .keyspace("records", fjall::KeyspaceCreateOptions::default)
+        .expect("open the records keyspace");
+    (db, ks)
+}
+
+/// The raw anchor: the envelopes inserted into a fresh database in `dir`,
+/// keyed by big-endian sequence number, `batch` per fsynced (`SyncAll`)
+/// batch. Returns the time of the inserts only.
+pub fn insert_raw(dir: &Path, envelopes: &[Vec<u8>], batch: usize) -> Duration {
+    let (db, ks) = open_raw(dir);
+    let start = Instant::now();
+    let mut seq: u64 = 1;
+    for chunk in envelopes.chunks(batch) {
+        let mut b = db.batch().durability(Some(fjall::PersistMode::SyncAll));
+        for value in chunk {
+            b.insert(&ks, seq.to_be_bytes(), value.as_slice());
+            seq += 1;
+        }
+        b.commit().expect("commit the batch");
+    }
+    start.elapsed()
+}
