@@ -36,7 +36,10 @@ impl Extractor for Flaky {
     fn extract(&self, input: &ExtractionInput<'_>) -> Result<Extraction, OperatorError> {
         let n = self.calls.fetch_add(1, Ordering::SeqCst);
         if n < self.failures {
-            return Err(OperatorError(format!("rate limited (call {})", n + 1)));
+            return Err(OperatorError::Failed(format!(
+                "rate limited (call {})",
+                n + 1
+            )));
         }
         HeuristicExtractor.extract(input)
     }

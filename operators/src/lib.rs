@@ -10,6 +10,8 @@
 //! - [`evidence_gate`]: normalizing assessments and checking recorded use
 //!   against the assessed batch (spec §12).
 //! - [`layers`]: the L4 readable and L3 condensed transcripts of a block (spec §4).
+//! - [`model`]: the contract of model-backed operators: canonical requests,
+//!   their keys, and the gateway that answers them.
 //! - [`sealer`]: cuts a thread's open tail into blocks of N turns.
 //! - [`summarizer`], [`extractor`], [`projector`]: the embedded heuristic
 //!   operators, which need no model and no network.
@@ -22,6 +24,7 @@ pub mod decay;
 pub mod evidence_gate;
 pub mod extractor;
 pub mod layers;
+pub mod model;
 pub mod operator;
 pub mod profile;
 pub mod projector;

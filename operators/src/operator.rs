@@ -61,11 +61,36 @@ pub fn config_hash(id: &OperatorId, canonical_config: &str) -> Digest {
     RecordId(*h.finalize().as_bytes())
 }
 
-/// Why an operator run failed. The text goes into a failed `Derivation`,
-/// so it must be deterministic (no times, no addresses).
+/// Why an operator run did not produce outputs.
 #[derive(Clone, PartialEq, Eq, Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct OperatorError(pub String);
+pub enum OperatorError {
+    /// The run failed: the text goes into a failed `Derivation` and the run
+    /// is retried within the attempt limit, so it must be deterministic for
+    /// deterministic operators (no times, no addresses).
+    #[error("{0}")]
+    Failed(String),
+    /// The job must stop before anything of this run is written (offline
+    /// and the model call is not recorded; the model is not configured).
+    #[error("{0}")]
+    Halted(String),
+}
+
+impl OperatorError {
+    /// A failed run with this reason.
+    pub fn failed(reason: impl Into<String>) -> Self {
+        Self::Failed(reason.into())
+    }
+}
+
+impl From<crate::model::ModelError> for OperatorError {
+    fn from(e: crate::model::ModelError) -> Self {
+        if e.halts() {
+            Self::Halted(e.to_string())
+        } else {
+            Self::Failed(e.to_string())
+        }
+    }
+}
 
 /// A block with its messages (L5), as operators see it.
 #[derive(Clone, Copy, Debug)]
@@ -76,6 +101,10 @@ pub struct BlockInput<'a> {
     pub block: &'a Block,
     /// Its messages, in order, with their ids.
     pub messages: &'a [(RecordId, Message)],
+    /// Attempt number of this run, from 1. Deterministic operators ignore
+    /// it; a model-backed operator puts it in its request so a retry after
+    /// an invalid answer asks again instead of being served the recorded one.
+    pub attempt: u32,
 }
 
 /// L0–L2 of a block (spec §5).
@@ -139,6 +168,8 @@ pub struct ProjectionInput<'a> {
     pub tenant: &'a str,
     /// The batch.
     pub events: &'a [(RecordId, Event)],
+    /// Attempt number of this run, from 1 (see [`BlockInput::attempt`]).
+    pub attempt: u32,
 }
 
 /// Graph assertions from events (spec §10).

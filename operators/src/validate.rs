@@ -39,7 +39,7 @@ pub fn summary(
     s.title = clip(s.title.trim(), MAX_TITLE_CHARS);
     s.summary = clip(s.summary.trim(), MAX_SUMMARY_CHARS);
     if s.title.is_empty() || s.summary.is_empty() {
-        return Err(OperatorError(
+        return Err(OperatorError::Failed(
             "block summarizer returned invalid L0-L2 layers: empty title or summary".into(),
         ));
     }

@@ -69,6 +69,7 @@ fn summarize(block: &Block, msgs: &[(RecordId, Message)]) -> BlockSummary {
         id: RecordId([99; 32]),
         block,
         messages: msgs,
+        attempt: 1,
     };
     HeuristicSummarizer.summarize(&input).unwrap()
 }
@@ -111,6 +112,7 @@ fn extractor_golden() {
             id: RecordId([99; 32]),
             block: &block,
             messages: &msgs,
+            attempt: 1,
         },
         summary: &summary,
         previous_key_points: None,
@@ -166,6 +168,7 @@ fn a_cancellation_supersedes_the_matching_plan_in_the_timeline() {
         id: RecordId([99; 32]),
         block: &block,
         messages: &msgs,
+        attempt: 1,
     };
     let first = HeuristicExtractor
         .extract(&ExtractionInput {
@@ -208,6 +211,7 @@ fn a_cancellation_supersedes_the_matching_plan_in_the_timeline() {
                 id: RecordId([98; 32]),
                 block: &block2,
                 messages: &later,
+                attempt: 1,
             },
             summary: &summary2,
             previous_key_points: None,

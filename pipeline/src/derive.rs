@@ -99,6 +99,20 @@ pub enum DeriveError {
     /// A record the log points at is missing or of the wrong kind.
     #[error("damaged log: {0}")]
     Damaged(String),
+    /// An operator stopped the run (offline and a model call is not
+    /// recorded, or the model is not configured); nothing of that run was
+    /// written.
+    #[error("{0}")]
+    Halted(String),
+}
+
+impl From<crate::stage::StageError> for DeriveError {
+    fn from(e: crate::stage::StageError) -> Self {
+        match e {
+            crate::stage::StageError::Store(e) => Self::Store(e),
+            crate::stage::StageError::Halted(reason) => Self::Halted(reason),
+        }
+    }
 }
 
 /// One stage's history for an operator and input, read from the log.
@@ -244,6 +258,7 @@ impl Run<'_> {
                 id: *block_id,
                 block: &block,
                 messages: &messages,
+                attempt: 1,
             };
             let Step::Done((summary_id, summary)) = self.summary(&input)? else {
                 continue;

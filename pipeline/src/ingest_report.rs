@@ -35,6 +35,20 @@ pub enum IngestError {
     /// A stage of the runtime stopped.
     #[error("pipeline failure: {0}")]
     Worker(String),
+    /// An operator stopped the run (offline and a model call is not
+    /// recorded, or the model is not configured). What was committed before
+    /// stays; the rest can be resumed.
+    #[error("{0}")]
+    Halted(String),
+}
+
+impl From<crate::stage::StageError> for IngestError {
+    fn from(e: crate::stage::StageError) -> Self {
+        match e {
+            crate::stage::StageError::Store(e) => Self::Store(e),
+            crate::stage::StageError::Halted(reason) => Self::Halted(reason),
+        }
+    }
 }
 
 fn refusal_text(errors: &[InputError], total: u64) -> String {

@@ -14,6 +14,34 @@ use strataflow_operators::operator::{
 use strataflow_operators::profile::Operators;
 use strataflow_operators::validate;
 
+/// Why a stage produced no run to append.
+#[derive(Debug, thiserror::Error)]
+pub enum StageError {
+    /// Encoding the records failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The operator stopped the job (offline and the model call is not
+    /// recorded, or the model is not configured): nothing of the run is
+    /// written.
+    #[error("{0}")]
+    Halted(String),
+}
+
+/// The stage's answer for an operator's error: a failed run to record, or
+/// a halt.
+impl From<strataflow_log::envelope::EncodeError> for StageError {
+    fn from(e: strataflow_log::envelope::EncodeError) -> Self {
+        Self::Store(e.into())
+    }
+}
+
+fn on_error<T>(run: &Attempt, error: OperatorError) -> Result<StageRun<T>, StageError> {
+    match error {
+        OperatorError::Failed(reason) => Ok(failed(run, reason)?),
+        OperatorError::Halted(reason) => Err(StageError::Halted(reason)),
+    }
+}
+
 /// One operator run ready to append.
 #[derive(Clone, Debug)]
 pub struct StageRun<T> {
@@ -94,7 +122,8 @@ pub fn summarize(
     ops: &Operators,
     input: &BlockInput<'_>,
     attempt: u32,
-) -> Result<StageRun<(RecordId, BlockSummary)>, StoreError> {
+) -> Result<StageRun<(RecordId, BlockSummary)>, StageError> {
+    let input = &BlockInput { attempt, ..*input };
     let run = summary_attempt(ops, input, attempt);
     match ops
         .summarizer
@@ -114,7 +143,7 @@ pub fn summarize(
                 error: None,
             })
         }
-        Err(e) => failed(&run, e.0),
+        Err(e) => on_error(&run, e),
     }
 }
 
@@ -140,7 +169,8 @@ pub fn extract(
     input: &BlockInput<'_>,
     context: &ExtractionContext<'_>,
     attempt: u32,
-) -> Result<StageRun<Vec<(RecordId, Event)>>, StoreError> {
+) -> Result<StageRun<Vec<(RecordId, Event)>>, StageError> {
+    let input = &BlockInput { attempt, ..*input };
     let run = Attempt {
         tenant: input.block.tenant.clone(),
         op: ops.extractor.id(),
@@ -173,7 +203,7 @@ pub fn extract(
             } else {
                 format!(": {}", x.reason.trim())
             };
-            return Err(OperatorError(format!(
+            return Err(OperatorError::Failed(format!(
                 "extractor requested extraction but returned no valid events ({dropped} dropped){reason}"
             )));
         }
@@ -189,7 +219,7 @@ pub fn extract(
                 error: None,
             })
         }
-        Err(e) => failed(&run, e.0),
+        Err(e) => on_error(&run, e),
     }
 }
 
@@ -216,9 +246,13 @@ pub fn project(
     tenant: &str,
     events: &[(RecordId, Event)],
     attempt: u32,
-) -> Result<StageRun<()>, StoreError> {
+) -> Result<StageRun<()>, StageError> {
     let run = projection_attempt(ops, tenant, events, attempt);
-    match ops.projector.project(&ProjectionInput { tenant, events }) {
+    match ops.projector.project(&ProjectionInput {
+        tenant,
+        events,
+        attempt,
+    }) {
         Ok(assertions) => {
             let outputs = validate::assertions(&run.inputs, assertions)
                 .into_iter()
@@ -231,6 +265,6 @@ pub fn project(
                 error: None,
             })
         }
-        Err(e) => failed(&run, e.0),
+        Err(e) => on_error(&run, e),
     }
 }

@@ -239,7 +239,7 @@ impl Background<'_> {
     fn prepare_and_append(
         &mut self,
         appends: &[(Box<MessageInput>, Reply)],
-    ) -> Result<Vec<Result<Acked, Refusal>>, StoreError> {
+    ) -> Result<Vec<Result<Acked, Refusal>>, crate::stage::StageError> {
         let ops = self.options.operators.as_ref();
         let mut records = Vec::new();
         let mut acks = Vec::with_capacity(appends.len());

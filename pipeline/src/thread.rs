@@ -11,6 +11,8 @@
 use strataflow_log::envelope::{Encoded, decode, encode_with_id};
 use strataflow_log::record::{Block, Event, Message, Outcome, Record, RecordKind};
 use strataflow_log::{RecordId, Store, StoreError};
+
+use crate::stage::StageError;
 use strataflow_operators::operator::{BlockInput, TIMELINE_LIMIT};
 use strataflow_operators::profile::Operators;
 use strataflow_operators::sealer::{Sealer, ThreadCursor};
@@ -154,7 +156,7 @@ impl ThreadState {
         &mut self,
         sealer: &Sealer,
         operators: Option<&Operators>,
-    ) -> Result<Produced, StoreError> {
+    ) -> Result<Produced, StageError> {
         let mut produced = Produced::default();
         self.seal(sealer, operators, &mut produced)?;
         Ok(produced)
@@ -168,7 +170,7 @@ impl ThreadState {
         input: &MessageInput,
         sealer: &Sealer,
         operators: Option<&Operators>,
-    ) -> Result<Produced, StoreError> {
+    ) -> Result<Produced, StageError> {
         let mut produced = Produced::default();
         if self.pre_existing
             && store
@@ -192,7 +194,7 @@ impl ThreadState {
         sealer: &Sealer,
         operators: Option<&Operators>,
         produced: &mut Produced,
-    ) -> Result<(), StoreError> {
+    ) -> Result<(), StageError> {
         let tail: Vec<(RecordId, &Message)> = self.tail.iter().map(|(id, m)| (*id, m)).collect();
         let blocks = sealer.seal(self.cursor, &tail);
         let Some(last) = blocks.last() else {
@@ -239,11 +241,12 @@ impl ThreadState {
         block: &Block,
         messages: &[(RecordId, Message)],
         produced: &mut Produced,
-    ) -> Result<(), StoreError> {
+    ) -> Result<(), StageError> {
         let input = BlockInput {
             id: block_id,
             block,
             messages,
+            attempt: 1,
         };
         let summary = {
             let _span = tracing::trace_span!("summarize", block = %block_id).entered();

@@ -178,7 +178,7 @@ impl Projector for HeuristicProjector {
         let mut seen = BTreeSet::new();
         for (id, event) in input.events {
             if event.tenant != input.tenant {
-                return Err(OperatorError(format!(
+                return Err(OperatorError::Failed(format!(
                     "event {id} belongs to tenant `{}`, not to `{}`",
                     event.tenant, input.tenant
                 )));
@@ -2149,6 +2149,7 @@ mod tests {
             .project(&ProjectionInput {
                 tenant: "t",
                 events,
+                attempt: 1,
             })
             .unwrap()
     }
@@ -2437,6 +2438,7 @@ mod tests {
         let r = HeuristicProjector.project(&ProjectionInput {
             tenant: "t",
             events: &[(rid(1), ev)],
+            attempt: 1,
         });
         assert!(r.is_err());
     }
