@@ -26,9 +26,52 @@ pub struct Profile {
     pub extractor: String,
     /// Projector id.
     pub projector: String,
+    /// The model service of its model-backed operators (`llm-*`), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<ModelEndpoint>,
+}
+
+/// Where a profile's model-backed operators send their requests. Holds the
+/// *name* of the environment variable with the API key, never the key.
+#[derive(Clone, PartialEq, Eq, Debug, serde::Serialize, serde::Deserialize)]
+pub struct ModelEndpoint {
+    /// Model name, e.g. `gpt-4o-mini` (part of each operator's config hash:
+    /// another model is another derivation).
+    pub model: String,
+    /// Base URL of the OpenAI-compatible API, e.g. `https://api.openai.com/v1`.
+    pub base_url: String,
+    /// Environment variable holding the API key (none: no key sent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_key_env: Option<String>,
+    /// Requests in flight at most.
+    #[serde(default = "default_concurrency")]
+    pub concurrency: u32,
+    /// Seconds before a request times out (and is retried).
+    #[serde(default = "default_timeout_secs")]
+    pub timeout_secs: u32,
+}
+
+fn default_concurrency() -> u32 {
+    4
+}
+
+fn default_timeout_secs() -> u32 {
+    120
+}
+
+/// Whether an operator id names a model-backed operator (`llm-…`).
+pub fn is_model_backed(id: &str) -> bool {
+    id.starts_with("llm-")
 }
 
 impl Profile {
+    /// Whether any of its operators calls a model.
+    pub fn uses_model(&self) -> bool {
+        [&self.summarizer, &self.extractor, &self.projector]
+            .iter()
+            .any(|id| is_model_backed(id))
+    }
+
     /// The embedded heuristics, under the default name.
     pub fn default_profile() -> Self {
         Self {
@@ -36,6 +79,7 @@ impl Profile {
             summarizer: crate::summarizer::heuristic::id().to_string(),
             extractor: crate::extractor::heuristic::id().to_string(),
             projector: HeuristicProjector.id().to_string(),
+            model: None,
         }
     }
 }

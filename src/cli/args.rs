@@ -12,6 +12,11 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "DIR")]
     pub data: Option<PathBuf>,
 
+    /// Never call a model: serve model-backed operators only from recorded
+    /// calls, and stop with an error naming the block when one is missing.
+    #[arg(long, global = true)]
+    pub offline: bool,
+
     /// The command.
     #[command(subcommand)]
     pub command: Command,
@@ -345,6 +350,22 @@ pub enum ProfileCommand {
         /// Projector id.
         #[arg(long)]
         projector: Option<String>,
+        /// Model of its `llm-*` operators, e.g. `gpt-4o-mini`.
+        #[arg(long, value_name = "NAME")]
+        model: Option<String>,
+        /// Base URL of the OpenAI-compatible API.
+        #[arg(long, value_name = "URL", default_value = "https://api.openai.com/v1")]
+        base_url: String,
+        /// Environment variable holding the API key (the key itself is
+        /// never stored).
+        #[arg(long, value_name = "VAR")]
+        api_key_env: Option<String>,
+        /// Model requests in flight at most.
+        #[arg(long, value_name = "N", default_value_t = 4)]
+        concurrency: u32,
+        /// Seconds before a model request times out (then it is retried).
+        #[arg(long, value_name = "S", default_value_t = 120)]
+        timeout: u32,
     },
     /// Make a profile the default of every command.
     SetDefault {

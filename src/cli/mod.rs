@@ -639,6 +639,11 @@ fn profile(out: &mut dyn Write, dir: &Path, command: ProfileCommand) -> Result<(
             summarizer,
             extractor,
             projector,
+            model,
+            base_url,
+            api_key_env,
+            concurrency,
+            timeout,
         } => {
             let base = memory.default_profile()?;
             let p = strataflow::operators::profile::Profile {
@@ -646,6 +651,13 @@ fn profile(out: &mut dyn Write, dir: &Path, command: ProfileCommand) -> Result<(
                 summarizer: summarizer.unwrap_or(base.summarizer),
                 extractor: extractor.unwrap_or(base.extractor),
                 projector: projector.unwrap_or(base.projector),
+                model: model.map(|model| strataflow::operators::profile::ModelEndpoint {
+                    model,
+                    base_url,
+                    api_key_env,
+                    concurrency: concurrency.max(1),
+                    timeout_secs: timeout.max(1),
+                }),
             };
             memory.save_profile(&p)?;
             writeln!(
