@@ -27,8 +27,8 @@ pub use memory::{
     AssessOutcome, BlockView, ExpandedEvent, ExpandedNode, SourceMessage, UseOutcome, ViewReport,
 };
 pub use memory::{
-    BlockInfo, DerivationStatus, EventListing, FailureInfo, Memory, MemoryError, OperatorStatus,
-    ProfileEvents, Stats, ThreadBlocks,
+    BlockInfo, DerivationPlan, DerivationStatus, EventListing, FailureInfo, Memory, MemoryError,
+    OperatorPlan, OperatorStatus, ProfileEvents, Stats, ThreadBlocks,
 };
 pub use memory::{Channel, SearchHit, SearchRequest, SearchResponse, Searcher};
 pub use strataflow_log as log;

@@ -116,6 +116,13 @@ pub trait Summarizer: Send + Sync {
     /// Summarizes one block. The output's `tenant` and `block` fields are
     /// set by the caller.
     fn summarize(&self, block: &BlockInput<'_>) -> Result<BlockSummary, OperatorError>;
+    /// For a model-backed operator: the approximate input tokens of the one
+    /// model request a run on `block` makes (for cost plans, before any
+    /// call). `None`: the operator calls no model.
+    fn planned_input_tokens(&self, block: &BlockInput<'_>) -> Option<u64> {
+        let _ = block;
+        None
+    }
 }
 
 /// What the extractor sees (spec §7.1): the target block with its summary,
@@ -158,6 +165,13 @@ pub trait Extractor: Send + Sync {
     fn config_hash(&self) -> Digest;
     /// Extracts event cards whose sources are messages of the target block.
     fn extract(&self, input: &ExtractionInput<'_>) -> Result<Extraction, OperatorError>;
+    /// For a model-backed operator: the approximate input tokens of the one
+    /// model request a run on `block` makes (for cost plans, before any
+    /// call). `None`: the operator calls no model.
+    fn planned_input_tokens(&self, block: &BlockInput<'_>) -> Option<u64> {
+        let _ = block;
+        None
+    }
 }
 
 /// What the projector sees: one batch of events (those extracted from one
@@ -181,6 +195,13 @@ pub trait Projector: Send + Sync {
     /// Proposes nodes and edges; every assertion must cite only events of
     /// the batch (others are dropped by validation).
     fn project(&self, input: &ProjectionInput<'_>) -> Result<Vec<GraphAssertion>, OperatorError>;
+    /// For a model-backed projector: the approximate input tokens of the
+    /// request for the events of `block` (estimated from the block, since
+    /// its events are not known before extraction). `None`: no model.
+    fn planned_input_tokens(&self, block: &BlockInput<'_>) -> Option<u64> {
+        let _ = block;
+        None
+    }
 }
 
 #[cfg(test)]

@@ -99,6 +99,16 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Cost plan, before any call: operator runs, model calls and input
+    /// tokens a derivation (resume or replay) of a profile would make.
+    Plan {
+        /// Profile.
+        #[arg(long)]
+        profile: Option<String>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// The events a profile extracted, with times, participants and status.
     Events {
         /// Only this thread.

@@ -220,6 +220,10 @@ fn run(cli: Cli) -> Result<(), Failure> {
             let memory = Memory::open_existing(&dir)?;
             render::status(&mut out, &memory.status(profile.as_deref())?, json)?;
         }
+        Command::Plan { profile, json } => {
+            let memory = Memory::open_existing(&dir)?;
+            render::plan(&mut out, &memory.plan(profile.as_deref())?, json)?;
+        }
         Command::Events {
             thread,
             tenant,

@@ -10,8 +10,8 @@ use strataflow::materializers::graph_state::GraphState;
 use strataflow::pipeline::derive::DeriveStats;
 use strataflow::pipeline::ingest::IngestStats;
 use strataflow::{
-    AssessOutcome, BlockView, DerivationStatus, EventListing, ExpandedEvent, ExpandedNode, Memory,
-    MemoryError, SearchResponse, Stats, ThreadBlocks, UseOutcome, ViewReport,
+    AssessOutcome, BlockView, DerivationPlan, DerivationStatus, EventListing, ExpandedEvent,
+    ExpandedNode, Memory, MemoryError, SearchResponse, Stats, ThreadBlocks, UseOutcome, ViewReport,
 };
 
 fn json_line(out: &mut dyn Write, value: &impl serde::Serialize) -> io::Result<()> {
@@ -231,6 +231,33 @@ pub fn status(out: &mut dyn Write, s: &DerivationStatus, json: bool) -> io::Resu
             )?;
         }
     }
+    Ok(())
+}
+
+/// `plan`.
+pub fn plan(out: &mut dyn Write, p: &DerivationPlan, json: bool) -> io::Result<()> {
+    if json {
+        return json_line(out, p);
+    }
+    writeln!(out, "profile {}: {} blocks", p.profile, p.blocks)?;
+    writeln!(
+        out,
+        "  {:<26} {:>7} {:>12} {:>14}",
+        "operator", "runs", "model calls", "input tokens"
+    )?;
+    for op in &p.operators {
+        writeln!(
+            out,
+            "  {:<26} {:>7} {:>12} {:>14}",
+            op.operator, op.runs, op.model_calls, op.input_tokens
+        )?;
+    }
+    let calls: u64 = p.operators.iter().map(|o| o.model_calls).sum();
+    let tokens: u64 = p.operators.iter().map(|o| o.input_tokens).sum();
+    writeln!(
+        out,
+        "  at most {calls} model call(s), about {tokens} input tokens (projector: one run per block not yet extracted, an upper bound; recorded calls are served from the log)"
+    )?;
     Ok(())
 }
 

@@ -17,12 +17,14 @@ mod derivation;
 mod evidence;
 mod expand;
 mod governance;
+mod plan;
 mod search;
 mod views;
 
 pub use derivation::{DerivationStatus, EventListing, FailureInfo, OperatorStatus, ProfileEvents};
 pub use evidence::{AssessOutcome, UseOutcome};
 pub use expand::{BlockView, ExpandedEvent, ExpandedNode, SourceMessage};
+pub use plan::{DerivationPlan, OperatorPlan};
 pub use search::{Channel, SearchHit, SearchRequest, SearchResponse, Searcher};
 pub use views::ViewReport;
 
