@@ -235,8 +235,7 @@ pub fn parse_time(text: &str, offset_minutes: Option<i16>) -> Option<Interval> {
             (first, next, Precision::Month)
         }
         [y, m, d] if digits(y, 4) && digits(m, 2) && digits(d, 2) => {
-            let first =
-                NaiveDate::from_ymd_opt(y.parse().ok()?, m.parse().ok()?, d.parse().ok()?)?;
+            let first = NaiveDate::from_ymd_opt(y.parse().ok()?, m.parse().ok()?, d.parse().ok()?)?;
             (first, first.succ_opt()?, Precision::Day)
         }
         _ => return None,
@@ -377,7 +376,10 @@ mod tests {
         assert_eq!(e, Some(Timestamp(ts("2023-05-21T00:00:00Z").0 - 1)));
         assert_eq!(p, Precision::Range);
         assert_eq!(span(&f, "a", "a", None).unwrap().2, Precision::Month);
-        assert_eq!(span(&f, "n", "x", None).unwrap(), (None, None, Precision::Unknown));
+        assert_eq!(
+            span(&f, "n", "x", None).unwrap(),
+            (None, None, Precision::Unknown)
+        );
         let err = span(&f, "a", "c", None).unwrap_err();
         assert_eq!(
             err,

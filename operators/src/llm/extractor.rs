@@ -40,20 +40,17 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use strataflow_log::record::{
-    Criticality, Event, EventTemporal, EventType, Message, Occurrence, Precision, Scope,
-    TimeBasis,
+    Criticality, Event, EventTemporal, EventType, Message, Occurrence, Precision, Scope, TimeBasis,
 };
 use strataflow_log::{Digest, RecordId};
 
 use super::answer::{Fields, failed, span};
 use super::prompt::{
-    Refs, estimate_request_tokens, operator_config_hash, push_json_line, render_messages,
-    request, retry_note, shown_messages,
+    Refs, estimate_request_tokens, operator_config_hash, push_json_line, render_messages, request,
+    retry_note, shown_messages,
 };
 use crate::model::{ModelGateway, ModelRequest, ToolSpec};
-use crate::operator::{
-    Extraction, ExtractionInput, Extractor, OperatorError, OperatorId,
-};
+use crate::operator::{Extraction, ExtractionInput, Extractor, OperatorError, OperatorId};
 
 /// The system prompt.
 pub const PROMPT: &str = include_str!("../../prompts/extractor.md");
@@ -118,12 +115,12 @@ fn names<T>(table: &[(&str, T)]) -> Vec<String> {
 /// The `record_events` tool and its JSON Schema.
 pub fn tool() -> ToolSpec {
     let strings = json!({"type": "array", "items": {"type": "string"}});
-    let refs = |prefix: &str| {
-        json!({"type": "array", "items": {"type": "string", "pattern": format!("^{prefix}[0-9]+$")}})
-    };
+    let refs = |prefix: &str| json!({"type": "array", "items": {"type": "string", "pattern": format!("^{prefix}[0-9]+$")}});
     let time = json!({"type": ["string", "null"], "description": "YYYY, YYYY-MM, YYYY-MM-DD or RFC 3339; null when unknown."});
-    let mut sources = refs("m");
-    sources["minItems"] = json!(1);
+    let sources = json!({
+        "type": "array", "minItems": 1,
+        "items": {"type": "string", "pattern": "^m[0-9]+$"}
+    });
     let event = json!({
         "type": "object",
         "additionalProperties": false,
@@ -293,7 +290,14 @@ pub fn parse_answer(
     let mut events = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
         let at = format!("event {}", i + 1);
-        events.push(event_of(input, &shown, &message_refs, &timeline, item, &at)?);
+        events.push(event_of(
+            input,
+            &shown,
+            &message_refs,
+            &timeline,
+            item,
+            &at,
+        )?);
     }
     Ok(Extraction {
         should_extract,
@@ -315,7 +319,10 @@ fn event_of(
     let mut positions: Vec<usize> = Vec::new();
     for s in &cited {
         let p = message_refs.position(s).ok_or_else(|| {
-            failed(at, format_args!("source `{s}` is not a message of the block"))
+            failed(
+                at,
+                format_args!("source `{s}` is not a message of the block"),
+            )
         })?;
         if !positions.contains(&p) {
             positions.push(p);
@@ -325,7 +332,10 @@ fn event_of(
     let sources: Vec<&(RecordId, &Message)> =
         positions.iter().filter_map(|p| shown.get(*p)).collect();
     let Some(first) = sources.first() else {
-        return Err(failed(at, "`sources` is empty: cite at least one message ref"));
+        return Err(failed(
+            at,
+            "`sources` is empty: cite at least one message ref",
+        ));
     };
     let mentioned_at = first.1.time;
 
@@ -616,14 +626,20 @@ mod tests {
         assert_eq!(porto.temporal.participants, vec!["Ana", "Marta"]);
         assert_eq!(porto.temporal.event_type, EventType::Meeting);
         assert_eq!(porto.temporal.status, Occurrence::Occurred);
-        assert_eq!(porto.temporal.happened_start, Some(ms("2024-05-04T00:00:00+02:00")));
+        assert_eq!(
+            porto.temporal.happened_start,
+            Some(ms("2024-05-04T00:00:00+02:00"))
+        );
         assert_eq!(
             porto.temporal.happened_end,
             Some(Timestamp(ms("2024-05-06T00:00:00+02:00").0 - 1))
         );
         assert_eq!(porto.temporal.precision, Precision::Range);
         assert_eq!(porto.temporal.basis, TimeBasis::Relative);
-        assert_eq!(porto.temporal.original_text.as_deref(), Some("last weekend"));
+        assert_eq!(
+            porto.temporal.original_text.as_deref(),
+            Some("last weekend")
+        );
         assert_eq!(porto.confidence_milli, 900);
         assert_eq!(porto.tags, vec!["travel"]);
 
@@ -724,7 +740,10 @@ mod tests {
         let t = &out.events[0].temporal;
         assert_eq!(t.mentioned_at, msgs[1].1.time);
         assert_eq!((t.happened_start, t.happened_end), (None, None));
-        assert_eq!((t.precision, t.basis), (Precision::Unknown, TimeBasis::Unknown));
+        assert_eq!(
+            (t.precision, t.basis),
+            (Precision::Unknown, TimeBasis::Unknown)
+        );
     }
 
     #[test]
@@ -754,7 +773,10 @@ mod tests {
             .unwrap();
         let (kept, dropped) = crate::validate::events(&x.target, &[], out.events);
         assert_eq!((kept.len(), dropped), (1, 1));
-        assert!(kept[0].temporal.supersedes.is_empty(), "not in the timeline given");
+        assert!(
+            kept[0].temporal.supersedes.is_empty(),
+            "not in the timeline given"
+        );
     }
 
     #[test]
@@ -767,9 +789,11 @@ mod tests {
         assert_eq!(first.canonical(), same.canonical());
         assert_eq!(first.key(), same.key());
         assert_ne!(first.key(), retry.key());
-        assert!(retry.messages[1].content.ends_with(
-            "Call `record_events` again and follow every rule exactly.\n"
-        ));
+        assert!(
+            retry.messages[1]
+                .content
+                .ends_with("Call `record_events` again and follow every rule exactly.\n")
+        );
         let op = |model: &str| LlmExtractor::new(FakeGateway::answering(json!({})), model);
         assert_ne!(op("a").config_hash(), op("b").config_hash());
         assert_eq!(op("a").config_hash(), op("a").config_hash());
@@ -833,7 +857,7 @@ mod tests {
         assert_eq!(user, expected, "user turn changed:\n{user}");
         assert_eq!(
             request.key().to_hex(),
-            "GOLDEN",
+            "4824305ad5f03143a8d3a0cbe03ac8f80ebf078c25c8b7a502bd573536bbeeea",
             "request changed (prompt, schema or format); canonical request:\n{}",
             request.canonical()
         );

@@ -229,7 +229,13 @@ pub(crate) mod testing {
             result: None,
         });
         let msgs = vec![
-            message(0, Role::System, None, "system prompt text", "2024-05-10T21:29:00+02:00"),
+            message(
+                0,
+                Role::System,
+                None,
+                "system prompt text",
+                "2024-05-10T21:29:00+02:00",
+            ),
             message(
                 1,
                 Role::User,
@@ -294,7 +300,10 @@ mod tests {
         let full = estimate_block_tokens("m", &block.input(&msgs, 1));
         let short = estimate_block_tokens("m", &block.input(&msgs[..2], 1));
         assert!(full.summarize > short.summarize, "{full:?} {short:?}");
-        assert!(full.extract > full.summarize, "the extractor prompt is longer");
+        assert!(
+            full.extract > full.summarize,
+            "the extractor prompt is longer"
+        );
         let op = LlmSummarizer::new(FakeGateway::answering(json!({})), "m");
         assert_eq!(full.summarize, op.estimate_tokens(&block.input(&msgs, 1)));
         assert_eq!(full.max_output, 1024 + 4096);

@@ -40,11 +40,7 @@ impl Refs {
 
     /// The position of `reference` (`m3` → 2), if it names one of the ids.
     pub fn position(&self, reference: &str) -> Option<usize> {
-        let n: usize = reference
-            .trim()
-            .strip_prefix(self.prefix)?
-            .parse()
-            .ok()?;
+        let n: usize = reference.trim().strip_prefix(self.prefix)?.parse().ok()?;
         (1..=self.ids.len()).contains(&n).then(|| n - 1)
     }
 

@@ -67,7 +67,10 @@ pub fn build_request(model: &str, block: &BlockInput<'_>) -> ModelRequest {
 }
 
 /// Reads an answer into a summary of `block`.
-pub fn parse_answer(block: &BlockInput<'_>, arguments: &Value) -> Result<BlockSummary, OperatorError> {
+pub fn parse_answer(
+    block: &BlockInput<'_>,
+    arguments: &Value,
+) -> Result<BlockSummary, OperatorError> {
     let f = Fields::of(arguments, "answer")?;
     Ok(BlockSummary {
         tenant: block.block.tenant.clone(),
@@ -162,8 +165,14 @@ mod tests {
         let sent = gateway.requests();
         assert_eq!(sent.len(), 1);
         let user = &sent[0].messages[1].content;
-        assert!(user.contains(r#""ref":"m1","speaker":"Ana","role":"user""#), "{user}");
-        assert!(!user.contains("system prompt text"), "system messages are not shown");
+        assert!(
+            user.contains(r#""ref":"m1","speaker":"Ana","role":"user""#),
+            "{user}"
+        );
+        assert!(
+            !user.contains("system prompt text"),
+            "system messages are not shown"
+        );
         assert_eq!(sent[0].messages[0].content, PROMPT);
         assert_eq!(sent[0].tool.name, TOOL_NAME);
         // The result passes the common validation.
@@ -228,9 +237,6 @@ mod tests {
         assert!(matches!(err, Err(OperatorError::Halted(_))), "{err:?}");
         let gateway = FakeGateway::failing(crate::model::ModelError::Unavailable("503".into()));
         let err = LlmSummarizer::new(gateway, "m").summarize(&block.input(&msgs, 1));
-        assert_eq!(
-            err,
-            Err(OperatorError::Failed("model service: 503".into()))
-        );
+        assert_eq!(err, Err(OperatorError::Failed("model service: 503".into())));
     }
 }
