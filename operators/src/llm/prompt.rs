@@ -118,9 +118,9 @@ pub fn push_json_line<T: serde::Serialize>(out: &mut String, value: &T) {
 pub fn retry_note(attempt: u32, tool: &str) -> Option<String> {
     (attempt > 1).then(|| {
         format!(
-            "Attempt {attempt}: a previous answer to this request was rejected because it broke \
-             the rules above (a missing field, a ref that is not listed, or a time in the wrong \
-             form). Call `{tool}` again and follow every rule exactly."
+            "Attempt {attempt}: an earlier attempt at this request gave no valid answer (for \
+             example a missing field, a ref that is not listed, or a time in the wrong form). \
+             Call `{tool}` again and follow every rule exactly."
         )
     })
 }
