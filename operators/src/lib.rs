@@ -10,6 +10,8 @@
 //! - [`evidence_gate`]: normalizing assessments and checking recorded use
 //!   against the assessed batch (spec §12).
 //! - [`layers`]: the L4 readable and L3 condensed transcripts of a block (spec §4).
+//! - [`llm`]: the model-backed summarizer, extractor and projector, their
+//!   prompts, tool schemas and token estimate.
 //! - [`model`]: the contract of model-backed operators: canonical requests,
 //!   their keys, and the gateway that answers them.
 //! - [`sealer`]: cuts a thread's open tail into blocks of N turns.
@@ -24,6 +26,7 @@ pub mod decay;
 pub mod evidence_gate;
 pub mod extractor;
 pub mod layers;
+pub mod llm;
 pub mod model;
 pub mod operator;
 pub mod profile;
