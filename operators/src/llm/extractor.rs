@@ -480,6 +480,10 @@ impl Extractor for LlmExtractor {
             .complete(&self.request(input), &super::block_subject(&input.target))?;
         parse_answer(input, &reply.arguments)
     }
+
+    fn planned_input_tokens(&self, block: &crate::operator::BlockInput<'_>) -> Option<u64> {
+        Some(super::estimate_block_tokens(&self.model, block).extract)
+    }
 }
 
 #[cfg(test)]

@@ -47,13 +47,15 @@ pub fn register(registry: &mut Registry, gateway: Arc<dyn ModelGateway>, model: 
     registry.add_projector(Arc::new(LlmProjector::new(gateway, model)));
 }
 
-/// A profile named `name` using the three model-backed operators.
-pub fn profile(name: &str) -> Profile {
+/// A profile named `name` using the three model-backed operators of
+/// `endpoint`.
+pub fn profile(name: &str, endpoint: crate::profile::ModelEndpoint) -> Profile {
     Profile {
         name: name.to_owned(),
         summarizer: summarizer::id().to_string(),
         extractor: extractor::id().to_string(),
         projector: projector::id().to_string(),
+        model: Some(endpoint),
     }
 }
 
@@ -288,7 +290,18 @@ mod tests {
     fn register_adds_the_three_operators() {
         let mut registry = Registry::builtin();
         register(&mut registry, FakeGateway::answering(json!({})), "m");
-        let ops = registry.resolve(&profile("llm")).unwrap();
+        let ops = registry
+            .resolve(&profile(
+                "llm",
+                crate::profile::ModelEndpoint {
+                    model: "m".into(),
+                    base_url: "http://127.0.0.1:9".into(),
+                    api_key_env: None,
+                    concurrency: 1,
+                    timeout_secs: 1,
+                },
+            ))
+            .unwrap();
         assert_eq!(ops.summarizer.id().to_string(), "llm-summarizer@1");
         assert_eq!(ops.extractor.id().to_string(), "llm-extractor@1");
         assert_eq!(ops.projector.id().to_string(), "llm-projector@1");

@@ -587,6 +587,19 @@ impl Projector for LlmProjector {
         let reply = self.gateway.complete(&self.request(input), &subject)?;
         parse_answer(input, &reply.arguments)
     }
+
+    /// The fixed part of a request (prompt and schema) plus an eighth of
+    /// the block's message characters: its events are not known before
+    /// extraction, and their cards are usually shorter than the block.
+    fn planned_input_tokens(&self, block: &crate::operator::BlockInput<'_>) -> Option<u64> {
+        let fixed = estimate_request_tokens(&self.request(&ProjectionInput {
+            tenant: &block.block.tenant,
+            events: &[],
+            attempt: 1,
+        }));
+        let chars: usize = block.messages.iter().map(|(_, m)| m.content.len()).sum();
+        Some(fixed + (chars as u64).div_ceil(8))
+    }
 }
 
 #[cfg(test)]

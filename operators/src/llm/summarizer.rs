@@ -133,6 +133,10 @@ impl Summarizer for LlmSummarizer {
             .complete(&self.request(block), &super::block_subject(block))?;
         parse_answer(block, &reply.arguments)
     }
+
+    fn planned_input_tokens(&self, block: &BlockInput<'_>) -> Option<u64> {
+        Some(estimate_request_tokens(&build_request(&self.model, block)))
+    }
 }
 
 #[cfg(test)]
