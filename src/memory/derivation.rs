@@ -180,7 +180,14 @@ impl Memory {
 
     /// Stores a profile (after checking its operators exist).
     pub fn save_profile(&self, profile: &Profile) -> Result<(), MemoryError> {
-        self.registry
+        if profile.uses_model() && profile.model.is_none() {
+            return Err(MemoryError::Invalid(format!(
+                "profile `{}` uses a model-backed operator: give its model with --model NAME \
+                 (and --base-url URL, --api-key-env VAR)",
+                profile.name
+            )));
+        }
+        super::models::checking_registry(&self.registry, profile)
             .resolve(profile)
             .map_err(|e| MemoryError::Invalid(e.to_string()))?;
         let text =
@@ -196,7 +203,7 @@ impl Memory {
             None => self.default_profile()?,
         };
         let ops = self
-            .registry
+            .registry_for(&profile)?
             .resolve(&profile)
             .map_err(|e| MemoryError::Invalid(e.to_string()))?;
         Ok((profile, ops))
@@ -215,7 +222,9 @@ impl Memory {
         progress: &mut dyn FnMut(&DeriveStats),
     ) -> Result<DeriveStats, MemoryError> {
         let (_, ops) = self.operators(profile)?;
-        derive::derive(&self.store, &ops, options, progress).map_err(MemoryError::from)
+        let result = derive::derive(&self.store, &ops, options, progress).map_err(MemoryError::from);
+        self.save_model_counters()?;
+        result
     }
 
     /// Default derivation options: fsync, 3 attempts with 1 s / 2 s backoff,

@@ -17,6 +17,7 @@ mod derivation;
 mod evidence;
 mod expand;
 mod governance;
+mod models;
 mod plan;
 mod search;
 mod views;
@@ -24,6 +25,7 @@ mod views;
 pub use derivation::{DerivationStatus, EventListing, FailureInfo, OperatorStatus, ProfileEvents};
 pub use evidence::{AssessOutcome, UseOutcome};
 pub use expand::{BlockView, ExpandedEvent, ExpandedNode, SourceMessage};
+pub use models::ModelCallTotals;
 pub use plan::{DerivationPlan, OperatorPlan};
 pub use search::{Channel, SearchHit, SearchRequest, SearchResponse, Searcher};
 pub use views::ViewReport;
@@ -154,6 +156,7 @@ pub struct Memory {
     store: std::sync::Arc<Store>,
     sealer: Sealer,
     registry: strataflow_operators::profile::Registry,
+    gateways: models::Gateways,
 }
 
 impl Memory {
@@ -213,6 +216,7 @@ impl Memory {
             store: std::sync::Arc::new(store),
             sealer: Sealer::new(turns),
             registry: strataflow_operators::profile::Registry::builtin(),
+            gateways: models::Gateways::default(),
         })
     }
 
@@ -278,7 +282,9 @@ impl Memory {
         progress: &mut dyn FnMut(&IngestStats),
     ) -> Result<IngestStats, MemoryError> {
         let source = JsonlFile(path.to_path_buf());
-        let stats = ingest::ingest(&self.store, &source, options, on_invalid, progress)?;
+        let result = ingest::ingest(&self.store, &source, options, on_invalid, progress);
+        self.save_model_counters()?;
+        let stats = result?;
         self.materialize(options)?;
         Ok(stats)
     }
@@ -293,7 +299,9 @@ impl Memory {
         progress: &mut dyn FnMut(&IngestStats),
     ) -> Result<IngestStats, MemoryError> {
         let items: Vec<SourceItem> = locomo::read(path, tenant).map_err(IngestError::from)?;
-        let stats = ingest::ingest(&self.store, &items, options, on_invalid, progress)?;
+        let result = ingest::ingest(&self.store, &items, options, on_invalid, progress);
+        self.save_model_counters()?;
+        let stats = result?;
         self.materialize(options)?;
         Ok(stats)
     }

@@ -1,0 +1,213 @@
+//! The model service behind model-backed profiles: one recording gateway
+//! per endpoint, shared by every run of this `Memory`, and the call totals
+//! `status` reports.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use strataflow_operators::model::{ModelError, ModelGateway, ModelReply, ModelRequest};
+use strataflow_operators::profile::{ModelEndpoint, Profile, Registry};
+use strataflow_pipeline::model::{
+    ModelCallStats, ModelSettings, RecordingGateway, model_call_totals,
+};
+
+use super::{Memory, MemoryError};
+
+/// Config key of the counters the log cannot tell (requests served from
+/// recorded calls, failed requests, retries), summed over runs.
+const COUNTERS_KEY: &str = "model.counters";
+
+/// Model calls of a data directory, for `status`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ModelCallTotals {
+    /// Calls made to a model service and recorded (paid for).
+    pub made: u64,
+    /// Requests answered from a recorded call, with no HTTP request.
+    pub served_from_log: u64,
+    /// Requests that ended in an error (service unavailable after retries,
+    /// unusable answer, offline miss).
+    pub failed: u64,
+    /// HTTP requests retried beyond the first attempt of each call.
+    pub retries: u64,
+    /// Prompt tokens of the calls made.
+    pub prompt_tokens: u64,
+    /// Completion tokens of the calls made.
+    pub completion_tokens: u64,
+}
+
+/// The counters the log does not hold, as stored under [`COUNTERS_KEY`].
+#[derive(Clone, Copy, Debug, Default, serde::Serialize, serde::Deserialize)]
+struct RunCounters {
+    served_from_log: u64,
+    failed: u64,
+    retries: u64,
+}
+
+/// One gateway and the part of its counters already added to the totals.
+struct Shared {
+    gateway: Arc<RecordingGateway>,
+    saved: ModelCallStats,
+}
+
+/// The gateways of a `Memory`, by endpoint.
+#[derive(Default)]
+pub(super) struct Gateways {
+    offline: bool,
+    by_endpoint: Mutex<BTreeMap<String, Shared>>,
+}
+
+/// Stands in for the model when a profile is only checked (saved, listed):
+/// it answers nothing.
+struct Unconnected;
+
+impl ModelGateway for Unconnected {
+    fn complete(&self, _: &ModelRequest, subject: &str) -> Result<ModelReply, ModelError> {
+        Err(ModelError::Config(format!(
+            "no model service connected (request for {subject})"
+        )))
+    }
+}
+
+/// The registry a profile is checked against: the embedded operators and
+/// the model-backed ones (unconnected).
+pub(super) fn checking_registry(base: &Registry, profile: &Profile) -> Registry {
+    let mut registry = base.clone();
+    let model = profile
+        .model
+        .as_ref()
+        .map_or("unconfigured", |m| m.model.as_str());
+    strataflow_operators::llm::register(&mut registry, Arc::new(Unconnected), model);
+    registry
+}
+
+fn settings(endpoint: &ModelEndpoint) -> ModelSettings {
+    ModelSettings {
+        base_url: endpoint.base_url.clone(),
+        model: endpoint.model.clone(),
+        api_key_env: endpoint.api_key_env.clone(),
+        timeout: Duration::from_secs(u64::from(endpoint.timeout_secs.max(1))),
+        concurrency: usize::try_from(endpoint.concurrency.max(1)).unwrap_or(1),
+        ..ModelSettings::default()
+    }
+}
+
+impl Memory {
+    /// Never call a model: model-backed operators are served only from
+    /// recorded calls, and a missing one stops the run with an error naming
+    /// the block.
+    pub fn set_offline(&mut self, offline: bool) {
+        self.gateways.offline = offline;
+    }
+
+    /// Whether this `Memory` is offline.
+    pub fn is_offline(&self) -> bool {
+        self.gateways.offline
+    }
+
+    /// The registry resolving `profile`: for a model-backed profile, the
+    /// model operators connected to its endpoint's gateway.
+    pub(super) fn registry_for(&self, profile: &Profile) -> Result<Registry, MemoryError> {
+        if !profile.uses_model() {
+            return Ok(self.registry.clone());
+        }
+        let Some(endpoint) = &profile.model else {
+            return Err(MemoryError::Invalid(format!(
+                "profile `{}` uses a model-backed operator but names no model; recreate it with \
+                 `strataflow profile create {} --model NAME --base-url URL [--api-key-env VAR]`",
+                profile.name, profile.name
+            )));
+        };
+        let gateway = self.gateway(endpoint)?;
+        let mut registry = self.registry.clone();
+        strataflow_operators::llm::register(&mut registry, gateway, &endpoint.model);
+        Ok(registry)
+    }
+
+    fn gateway(&self, endpoint: &ModelEndpoint) -> Result<Arc<RecordingGateway>, MemoryError> {
+        let key = format!(
+            "{}\u{0}{}\u{0}{}",
+            endpoint.base_url,
+            endpoint.model,
+            endpoint.api_key_env.as_deref().unwrap_or_default()
+        );
+        let mut gateways = self
+            .gateways
+            .by_endpoint
+            .lock()
+            .map_err(|_| MemoryError::Invalid("the model gateway lock is poisoned".into()))?;
+        if let Some(shared) = gateways.get(&key) {
+            return Ok(shared.gateway.clone());
+        }
+        let gateway = Arc::new(
+            RecordingGateway::new(
+                self.store.clone(),
+                settings(endpoint),
+                self.gateways.offline,
+            )
+            .map_err(|e| MemoryError::Invalid(e.to_string()))?,
+        );
+        gateways.insert(
+            key,
+            Shared {
+                gateway: gateway.clone(),
+                saved: ModelCallStats::default(),
+            },
+        );
+        Ok(gateway)
+    }
+
+    /// Adds what this `Memory`'s gateways counted since the last save to the
+    /// data directory's totals (served from the log, failed, retries). Runs
+    /// call it when they end.
+    pub(super) fn save_model_counters(&self) -> Result<(), MemoryError> {
+        let mut gateways = self
+            .gateways
+            .by_endpoint
+            .lock()
+            .map_err(|_| MemoryError::Invalid("the model gateway lock is poisoned".into()))?;
+        let mut delta = RunCounters::default();
+        for shared in gateways.values_mut() {
+            let now = shared.gateway.stats();
+            delta.served_from_log += now.served_from_log - shared.saved.served_from_log;
+            delta.failed += now.failed - shared.saved.failed;
+            delta.retries += now.retries - shared.saved.retries;
+            shared.saved = now;
+        }
+        if delta.served_from_log + delta.failed + delta.retries == 0 {
+            return Ok(());
+        }
+        let mut stored = self.run_counters()?;
+        stored.served_from_log += delta.served_from_log;
+        stored.failed += delta.failed;
+        stored.retries += delta.retries;
+        let text =
+            serde_json::to_string(&stored).map_err(|e| MemoryError::Invalid(e.to_string()))?;
+        self.store.set_config(COUNTERS_KEY, &text)?;
+        Ok(())
+    }
+
+    fn run_counters(&self) -> Result<RunCounters, MemoryError> {
+        Ok(match self.store.config(COUNTERS_KEY)? {
+            Some(text) => serde_json::from_str(&text).map_err(|e| {
+                MemoryError::Invalid(format!("stored {COUNTERS_KEY} is unreadable: {e}"))
+            })?,
+            None => RunCounters::default(),
+        })
+    }
+
+    /// Model calls of this data directory: calls made and tokens from the
+    /// `ModelCall` records, the rest from the counters runs saved.
+    pub fn model_calls(&self) -> Result<ModelCallTotals, MemoryError> {
+        let log = model_call_totals(&self.store)?;
+        let runs = self.run_counters()?;
+        Ok(ModelCallTotals {
+            made: log.made,
+            served_from_log: runs.served_from_log,
+            failed: runs.failed,
+            retries: runs.retries,
+            prompt_tokens: log.prompt_tokens,
+            completion_tokens: log.completion_tokens,
+        })
+    }
+}
