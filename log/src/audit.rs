@@ -3,6 +3,7 @@
 //! agree with the records.
 
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 
 use crate::envelope::{decode, id_of, peek_kind};
 use crate::error::StoreError;
@@ -228,8 +229,8 @@ impl Store {
                 });
             }
             if let Record::ModelCall(call) = &record {
-                if !first_calls.contains_key(&call.request_hash) {
-                    first_calls.insert(call.request_hash, seq);
+                if let Entry::Vacant(first) = first_calls.entry(call.request_hash) {
+                    first.insert(seq);
                     let indexed_seq = self.model_call_seq(&call.request_hash)?;
                     if indexed_seq != Some(seq) {
                         report.problems.push(AuditProblem::ModelCallIndexMismatch {

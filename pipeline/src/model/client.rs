@@ -105,7 +105,9 @@ impl ModelClient {
             },
         };
         if settings.concurrency == 0 {
-            return Err(ModelError::Config("model concurrency must be at least 1".into()));
+            return Err(ModelError::Config(
+                "model concurrency must be at least 1".into(),
+            ));
         }
         let http = reqwest::Client::builder()
             .timeout(settings.timeout)
@@ -218,7 +220,9 @@ impl ModelClient {
             .await
             .map_err(|e| Failure::transient(format!("reading the response: {}", describe(&e))))?;
         if status.is_success() {
-            return check_completion(&text).map(|_| text).map_err(Failure::transient);
+            return check_completion(&text)
+                .map(|_| text)
+                .map_err(Failure::transient);
         }
         let message = format!("HTTP {status}: {}", clip(text.trim(), CLIP));
         let retry = status.as_u16() == 429 || status.is_server_error();
@@ -232,7 +236,9 @@ impl ModelClient {
     /// Replaces the API key in a message (a service may echo it).
     fn redact(&self, message: String) -> String {
         match &self.api_key {
-            Some(key) if message.contains(key.as_str()) => message.replace(key.as_str(), "[redacted]"),
+            Some(key) if message.contains(key.as_str()) => {
+                message.replace(key.as_str(), "[redacted]")
+            }
             _ => message,
         }
     }

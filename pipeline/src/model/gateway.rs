@@ -104,11 +104,7 @@ impl RecordingGateway {
             .map_err(|e| ModelError::Unavailable(format!("reading recorded model call {key}: {e}")))
     }
 
-    fn answer(
-        &self,
-        request: &ModelRequest,
-        subject: &str,
-    ) -> Result<ModelReply, ModelError> {
+    fn answer(&self, request: &ModelRequest, subject: &str) -> Result<ModelReply, ModelError> {
         let key = request.key();
         if let Some((id, call)) = self.recorded(&key)? {
             let reply = reply_from(&id, &call, subject, true)?;
@@ -157,7 +153,9 @@ impl Online {
     /// Runs the client on the gateway's runtime and waits for it.
     fn run(&self, request: &ModelRequest) -> Result<Completion, ModelError> {
         let Some(runtime) = &self.runtime else {
-            return Err(ModelError::Unavailable("the model runtime is shut down".into()));
+            return Err(ModelError::Unavailable(
+                "the model runtime is shut down".into(),
+            ));
         };
         let (tx, rx) = mpsc::sync_channel(1);
         let client = Arc::clone(&self.client);

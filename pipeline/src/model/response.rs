@@ -195,7 +195,10 @@ mod tests {
     fn falls_back_to_json_in_the_text() {
         let fenced = "Here you go:\n```json\n{\"a\": \"x}\"}\n```\nThanks";
         let body = completion(json!({"role": "assistant", "content": fenced}));
-        assert_eq!(parse_completion(&body).unwrap().arguments, json!({"a": "x}"}));
+        assert_eq!(
+            parse_completion(&body).unwrap().arguments,
+            json!({"a": "x}"})
+        );
         let prose = "The answer is {\"b\": {\"c\": \"{not a brace\"}} and more {";
         let body = completion(json!({"role": "assistant", "content": prose}));
         assert_eq!(
