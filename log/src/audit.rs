@@ -2,10 +2,13 @@
 //! before its child, that the sequence is contiguous and that the indexes
 //! agree with the records.
 
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
+
 use crate::envelope::{decode, id_of, peek_kind};
 use crate::error::StoreError;
-use crate::id::RecordId;
-use crate::record::RecordKind;
+use crate::id::{Digest, RecordId};
+use crate::record::{Record, RecordKind};
 use crate::store::Store;
 
 /// One thing audit found wrong.
@@ -64,6 +67,25 @@ pub enum AuditProblem {
         /// Entries in the id index.
         indexed: u64,
     },
+    /// The model-call index does not point at the first model call recorded
+    /// for this request hash.
+    ModelCallIndexMismatch {
+        /// Sequence of the first model call with this request hash.
+        seq: u64,
+        /// Its record id.
+        id: RecordId,
+        /// The request hash.
+        request_hash: Digest,
+        /// Where the index points (None: nowhere).
+        indexed_seq: Option<u64>,
+    },
+    /// The model-call index has entries that no model call accounts for.
+    ModelCallIndexSize {
+        /// Distinct request hashes among the model calls.
+        requests: u64,
+        /// Entries in the model-call index.
+        indexed: u64,
+    },
 }
 
 impl std::fmt::Display for AuditProblem {
@@ -114,6 +136,25 @@ impl std::fmt::Display for AuditProblem {
             Self::IndexSize { records, indexed } => {
                 write!(f, "id index holds {indexed} entries for {records} records")
             }
+            Self::ModelCallIndexMismatch {
+                seq,
+                id,
+                request_hash,
+                indexed_seq,
+            } => match indexed_seq {
+                Some(other) => write!(
+                    f,
+                    "model call {id} (seq {seq}): model-call index points request {request_hash} at seq {other}"
+                ),
+                None => write!(
+                    f,
+                    "model call {id} (seq {seq}): request {request_hash} is missing from the model-call index"
+                ),
+            },
+            Self::ModelCallIndexSize { requests, indexed } => write!(
+                f,
+                "model-call index holds {indexed} entries for {requests} distinct requests"
+            ),
         }
     }
 }
@@ -141,6 +182,8 @@ impl Store {
     pub fn audit(&self) -> Result<AuditReport, StoreError> {
         let mut report = AuditReport::default();
         let mut expected = 1u64;
+        // First sequence of each request hash among the model calls.
+        let mut first_calls: HashMap<Digest, u64> = HashMap::new();
         for item in self.scan_raw(1) {
             let (seq, bytes) = item?;
             report.records += 1;
@@ -185,6 +228,20 @@ impl Store {
                     indexed_seq,
                 });
             }
+            if let Record::ModelCall(call) = &record {
+                if let Entry::Vacant(first) = first_calls.entry(call.request_hash) {
+                    first.insert(seq);
+                    let indexed_seq = self.model_call_seq(&call.request_hash)?;
+                    if indexed_seq != Some(seq) {
+                        report.problems.push(AuditProblem::ModelCallIndexMismatch {
+                            seq,
+                            id: actual,
+                            request_hash: call.request_hash,
+                            indexed_seq,
+                        });
+                    }
+                }
+            }
             for parent in record.parents() {
                 report.parent_links += 1;
                 let parent_seq = self.seq_of(&parent)?;
@@ -204,6 +261,13 @@ impl Store {
                 records: report.records,
                 indexed,
             });
+        }
+        let requests = u64::try_from(first_calls.len()).unwrap_or(u64::MAX);
+        let indexed = u64::try_from(self.model_call_index_len()?).unwrap_or(u64::MAX);
+        if indexed != requests {
+            report
+                .problems
+                .push(AuditProblem::ModelCallIndexSize { requests, indexed });
         }
         Ok(report)
     }

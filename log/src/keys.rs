@@ -14,6 +14,7 @@ pub(crate) const EXTERNAL: &str = "external";
 pub(crate) const META: &str = "meta";
 pub(crate) const CHILDREN: &str = "children";
 pub(crate) const VIEWS: &str = "views";
+pub(crate) const MODEL_CALLS: &str = "model_calls";
 
 /// Longest tenant, thread or external id accepted, in bytes.
 pub const MAX_NAME_BYTES: usize = 1024;

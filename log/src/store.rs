@@ -2,8 +2,9 @@
 //!
 //! One [`Store`] per data directory and process. Appends go through one writer
 //! lock and commit one atomic fjall batch: the records, the id index, the
-//! per-kind and per-thread indexes, the external-id index, the thread heads and
-//! the kind counters all land together or not at all.
+//! per-kind and per-thread indexes, the external-id index, the model-call
+//! index, the thread heads and the kind counters all land together or not at
+//! all.
 //!
 //! Durability is chosen per append ([`Durability`]): `Sync` (the default)
 //! fsyncs the journal before `append` returns, so an acknowledged append
@@ -19,9 +20,9 @@ use fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode};
 
 use crate::envelope::{Encoded, decode, encode_with_id, id_of};
 use crate::error::StoreError;
-use crate::id::RecordId;
+use crate::id::{Digest, RecordId};
 use crate::keys::{self, MAX_NAME_BYTES};
-use crate::record::{Record, RecordKind};
+use crate::record::{ModelCall, Record, RecordKind};
 
 /// Largest chunk of a view state saved by [`Store::save_view_chunks`].
 pub const VIEW_CHUNK_BYTES: usize = 4 << 20;
@@ -141,6 +142,7 @@ pub struct Store {
     external: Keyspace,
     children: Keyspace,
     views: Keyspace,
+    model_calls: Keyspace,
     meta: Keyspace,
     /// Next sequence number; the lock serializes writers.
     writer: Mutex<u64>,
@@ -169,6 +171,7 @@ struct Pending {
     ids: HashMap<RecordId, u64>,
     heads: BTreeMap<Vec<u8>, ThreadHead>,
     external: HashMap<Vec<u8>, RecordId>,
+    model_calls: HashMap<Digest, u64>,
     counts: BTreeMap<RecordKind, u64>,
 }
 
@@ -208,6 +211,7 @@ impl Store {
             external: ks(keys::EXTERNAL)?,
             children: ks(keys::CHILDREN)?,
             views: ks(keys::VIEWS)?,
+            model_calls: ks(keys::MODEL_CALLS)?,
             meta: ks(keys::META)?,
             writer: Mutex::new(0),
             synced_commits: AtomicU64::new(0),
@@ -347,6 +351,9 @@ impl Store {
                 keys::kind_key(record.kind(), seq).as_slice(),
                 id.as_bytes().as_slice(),
             );
+            if let Record::ModelCall(call) = record {
+                self.index_model_call(call, seq, &mut pending, &mut batch)?;
+            }
             *pending.counts.entry(record.kind()).or_default() += 1;
             pending.ids.insert(id, seq);
             receipt.records.push(Appended { id, seq, new: true });
@@ -432,6 +439,79 @@ impl Store {
             _ => {}
         }
         Ok(())
+    }
+
+    /// Indexes a model call by its request hash unless an earlier call with
+    /// the same hash holds the entry (the first recorded answer wins).
+    fn index_model_call(
+        &self,
+        call: &ModelCall,
+        seq: u64,
+        pending: &mut Pending,
+        batch: &mut fjall::OwnedWriteBatch,
+    ) -> Result<(), StoreError> {
+        let hash = call.request_hash;
+        if pending.model_calls.contains_key(&hash) || self.model_call_seq(&hash)?.is_some() {
+            return Ok(());
+        }
+        pending.model_calls.insert(hash, seq);
+        batch.insert(
+            &self.model_calls,
+            hash.as_bytes().as_slice(),
+            keys::seq_key(seq).as_slice(),
+        );
+        Ok(())
+    }
+
+    /// The sequence number the model-call index holds for a request hash.
+    pub fn model_call_seq(&self, request_hash: &Digest) -> Result<Option<u64>, StoreError> {
+        match self
+            .model_calls
+            .get(request_hash.as_bytes())
+            .map_err(|e| self.storage(e))?
+        {
+            None => Ok(None),
+            Some(v) => keys::decode_seq(&v)
+                .map(Some)
+                .ok_or_else(|| StoreError::Corrupt {
+                    keyspace: keys::MODEL_CALLS,
+                    detail: format!("sequence of {} bytes for request {request_hash}", v.len()),
+                }),
+        }
+    }
+
+    /// The first recorded model call whose request hash is `request_hash`
+    /// (O(1): one index lookup and one record read), with its id.
+    pub fn model_call(
+        &self,
+        request_hash: &Digest,
+    ) -> Result<Option<(RecordId, ModelCall)>, StoreError> {
+        let Some(seq) = self.model_call_seq(request_hash)? else {
+            return Ok(None);
+        };
+        let corrupt = |detail: String| StoreError::Corrupt {
+            keyspace: keys::MODEL_CALLS,
+            detail,
+        };
+        let bytes = self.raw_value(seq)?.ok_or_else(|| {
+            corrupt(format!(
+                "request {request_hash} points at sequence {seq}, which is empty"
+            ))
+        })?;
+        match decode(&bytes).map_err(|source| StoreError::Decode { seq, source })? {
+            Record::ModelCall(call) if call.request_hash == *request_hash => {
+                Ok(Some((id_of(&bytes), call)))
+            }
+            other => Err(corrupt(format!(
+                "request {request_hash} points at sequence {seq}, which holds a {} record, not this request's model call",
+                other.kind().name(),
+            ))),
+        }
+    }
+
+    /// Number of entries in the model-call index (O(n)).
+    pub(crate) fn model_call_index_len(&self) -> Result<usize, StoreError> {
+        self.model_calls.len().map_err(|e| self.storage(e))
     }
 
     /// For a message: its sequence if this very message is stored, `None` if
@@ -974,6 +1054,19 @@ impl Store {
     /// Number of entries in the id index (O(n)).
     pub(crate) fn id_index_len(&self) -> Result<usize, StoreError> {
         self.ids.len().map_err(|e| self.storage(e))
+    }
+
+    /// Removes the model-call index entry of a request hash: simulates a
+    /// damaged index so tests can prove `audit` catches it.
+    #[cfg(feature = "test-support")]
+    pub fn remove_model_call_index_for_test(
+        &self,
+        request_hash: &Digest,
+    ) -> Result<(), StoreError> {
+        let _writer = self.lock_writer();
+        let mut batch = self.db.batch().durability(Some(PersistMode::SyncAll));
+        batch.remove(&self.model_calls, request_hash.as_bytes().as_slice());
+        batch.commit().map_err(|e| self.storage(e))
     }
 
     /// Overwrites the stored value at `seq` without touching any index:

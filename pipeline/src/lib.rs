@@ -4,12 +4,14 @@
 //! input formats ([`source`]), the ingest driver ([`ingest`]) that validates
 //! and feeds the staged runtime ([`runtime`]: partitioned workers that seal
 //! and derive, one ordering writer with group commit), batch derivation and
-//! its retries ([`derive`]), the streaming ingester ([`stream`]) and the
-//! synthetic archive generator ([`synthetic`]).
+//! its retries ([`derive`]), the recording model gateway ([`model`]), the
+//! streaming ingester ([`stream`]) and the synthetic archive generator
+//! ([`synthetic`]).
 
 pub mod derive;
 pub mod ingest;
 pub mod ingest_report;
+pub mod model;
 pub mod pause;
 pub mod runtime;
 pub mod source;

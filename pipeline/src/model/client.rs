@@ -1,0 +1,264 @@
+//! The OpenAI-compatible chat client: `POST {base_url}/chat/completions`
+//! with the request's messages and one forced function tool, retried on
+//! 429, 5xx, timeouts, connection errors and bodies that are not a chat
+//! completion, with at most `concurrency` requests in flight.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use reqwest::header::{CONTENT_TYPE, RETRY_AFTER};
+use serde_json::{Value, json};
+use strataflow_log::record::TokenUsage;
+use strataflow_operators::model::{ModelError, ModelRequest};
+use tokio::sync::Semaphore;
+
+use super::response::{check_completion, clip, usage_of};
+use super::settings::ModelSettings;
+
+/// Longest `Retry-After` honoured; a longer one is cut to this.
+const MAX_RETRY_AFTER: Duration = Duration::from_secs(600);
+
+/// Characters of an error body quoted in an error.
+const CLIP: usize = 300;
+
+/// A chat completion as the service sent it.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct Completion {
+    /// The response body, verbatim (what a `ModelCall` records).
+    pub body: String,
+    /// Token usage it reports.
+    pub usage: TokenUsage,
+    /// HTTP requests it took (1 when the first attempt answered).
+    pub attempts: u32,
+}
+
+/// The HTTP client. Cheap to share (`Arc`); its requests must run on a
+/// tokio runtime with I/O and time enabled.
+pub struct ModelClient {
+    http: reqwest::Client,
+    endpoint: reqwest::Url,
+    api_key: Option<String>,
+    settings: ModelSettings,
+    permits: Arc<Semaphore>,
+}
+
+impl std::fmt::Debug for ModelClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ModelClient")
+            .field("endpoint", &self.endpoint.as_str())
+            .field("api_key", &self.api_key.as_ref().map(|_| "[redacted]"))
+            .field("settings", &self.settings)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why one attempt failed.
+struct Failure {
+    /// Whether another attempt may succeed.
+    retry: bool,
+    /// The service's `Retry-After`, when it sent one.
+    retry_after: Option<Duration>,
+    message: String,
+}
+
+impl Failure {
+    fn transient(message: String) -> Self {
+        Self {
+            retry: true,
+            retry_after: None,
+            message,
+        }
+    }
+}
+
+impl ModelClient {
+    /// Builds the client: checks the endpoint URL and reads the API key from
+    /// `settings.api_key_env` (a [`ModelError::Config`] naming the variable
+    /// when it is unset or empty; the value is never shown).
+    pub fn new(settings: &ModelSettings) -> Result<Self, ModelError> {
+        let endpoint = reqwest::Url::parse(&settings.endpoint()).map_err(|e| {
+            ModelError::Config(format!(
+                "base URL `{}` is not a valid URL: {e}",
+                settings.base_url
+            ))
+        })?;
+        if !matches!(endpoint.scheme(), "http" | "https") {
+            return Err(ModelError::Config(format!(
+                "base URL `{}` must start with http:// or https://",
+                settings.base_url
+            )));
+        }
+        let api_key = match &settings.api_key_env {
+            None => None,
+            Some(var) => match std::env::var(var) {
+                Ok(key) if !key.trim().is_empty() => Some(key.trim().to_owned()),
+                Ok(_) => {
+                    return Err(ModelError::Config(format!(
+                        "the API key variable `{var}` is empty"
+                    )));
+                }
+                Err(_) => {
+                    return Err(ModelError::Config(format!(
+                        "the API key variable `{var}` is not set (or not UTF-8)"
+                    )));
+                }
+            },
+        };
+        if settings.concurrency == 0 {
+            return Err(ModelError::Config(
+                "model concurrency must be at least 1".into(),
+            ));
+        }
+        let http = reqwest::Client::builder()
+            .timeout(settings.timeout)
+            .connect_timeout(settings.timeout.min(Duration::from_secs(10)))
+            .build()
+            .map_err(|e| ModelError::Config(format!("cannot build the HTTP client: {e}")))?;
+        Ok(Self {
+            http,
+            endpoint,
+            api_key,
+            settings: settings.clone(),
+            permits: Arc::new(Semaphore::new(settings.concurrency)),
+        })
+    }
+
+    /// The settings it was built from.
+    pub fn settings(&self) -> &ModelSettings {
+        &self.settings
+    }
+
+    /// The JSON body sent for a request: model, messages, the tool as a
+    /// function, `tool_choice` forcing it, temperature and max_tokens.
+    pub fn request_body(request: &ModelRequest) -> Value {
+        json!({
+            "model": request.model,
+            "messages": request.messages,
+            "tools": [{"type": "function", "function": request.tool}],
+            "tool_choice": {"type": "function", "function": {"name": request.tool.name}},
+            "temperature": request.temperature,
+            "max_tokens": request.max_tokens,
+        })
+    }
+
+    /// Sends a request, retrying transient failures up to `max_retries`
+    /// times (waiting `Retry-After` seconds when the service says so, else
+    /// the exponential backoff). Another 4xx, or the last transient
+    /// failure, is [`ModelError::Unavailable`] naming the status and a
+    /// clipped body. The API key never appears in an error.
+    pub async fn complete(&self, request: &ModelRequest) -> Result<Completion, ModelError> {
+        let body = serde_json::to_vec(&Self::request_body(request))
+            .map_err(|e| ModelError::Config(format!("cannot encode the request: {e}")))?;
+        let mut attempts = 0u32;
+        loop {
+            attempts += 1;
+            let outcome = {
+                let _permit = self.permits.acquire().await.map_err(|_| {
+                    ModelError::Unavailable("the model client was shut down".into())
+                })?;
+                self.attempt(&body).await
+            };
+            match outcome {
+                Ok(text) => {
+                    let usage = check_completion(&text)
+                        .map(|v| usage_of(&v))
+                        .unwrap_or_default();
+                    return Ok(Completion {
+                        body: text,
+                        usage,
+                        attempts,
+                    });
+                }
+                Err(failure) if failure.retry && attempts <= self.settings.max_retries => {
+                    let wait = failure
+                        .retry_after
+                        .map(|w| w.min(MAX_RETRY_AFTER))
+                        .unwrap_or_else(|| self.settings.backoff(attempts));
+                    tracing::warn!(
+                        attempt = attempts,
+                        wait_ms = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),
+                        "model request failed, retrying: {}",
+                        failure.message
+                    );
+                    tokio::time::sleep(wait).await;
+                }
+                Err(failure) => {
+                    let message = if failure.retry {
+                        format!("{} (gave up after {attempts} attempts)", failure.message)
+                    } else {
+                        failure.message
+                    };
+                    return Err(ModelError::Unavailable(self.redact(message)));
+                }
+            }
+        }
+    }
+
+    /// One HTTP request: the body of a chat completion, or why not.
+    async fn attempt(&self, body: &[u8]) -> Result<String, Failure> {
+        let mut builder = self
+            .http
+            .post(self.endpoint.clone())
+            .header(CONTENT_TYPE, "application/json")
+            .body(body.to_vec());
+        if let Some(key) = &self.api_key {
+            builder = builder.bearer_auth(key);
+        }
+        let response = builder
+            .send()
+            .await
+            .map_err(|e| Failure::transient(describe(&e)))?;
+        let status = response.status();
+        let retry_after = response
+            .headers()
+            .get(RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map(Duration::from_secs);
+        let text = response
+            .text()
+            .await
+            .map_err(|e| Failure::transient(format!("reading the response: {}", describe(&e))))?;
+        if status.is_success() {
+            return check_completion(&text)
+                .map(|_| text)
+                .map_err(Failure::transient);
+        }
+        let message = format!("HTTP {status}: {}", clip(text.trim(), CLIP));
+        let retry = status.as_u16() == 429 || status.is_server_error();
+        Err(Failure {
+            retry,
+            retry_after,
+            message,
+        })
+    }
+
+    /// Replaces the API key in a message (a service may echo it).
+    fn redact(&self, message: String) -> String {
+        match &self.api_key {
+            Some(key) if message.contains(key.as_str()) => {
+                message.replace(key.as_str(), "[redacted]")
+            }
+            _ => message,
+        }
+    }
+}
+
+/// A transport error with its causes, without the URL.
+fn describe(error: &reqwest::Error) -> String {
+    let kind = if error.is_timeout() {
+        "timed out"
+    } else if error.is_connect() {
+        "connection failed"
+    } else {
+        "request failed"
+    };
+    let mut text = kind.to_owned();
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}

@@ -1,0 +1,211 @@
+//! The recording gateway: serves a request from its recorded `ModelCall`
+//! when the log has one, else (unless offline) asks the service, records
+//! the call durably, and answers from the recorded response.
+
+use std::sync::Arc;
+use std::sync::mpsc;
+
+use strataflow_log::record::{ModelCall, Record};
+use strataflow_log::{Digest, Durability, RecordId, Store};
+use strataflow_operators::model::{ModelError, ModelGateway, ModelReply, ModelRequest};
+use tokio::runtime::{Handle, Runtime, RuntimeFlavor};
+
+use super::client::{Completion, ModelClient};
+use super::response::parse_completion;
+use super::settings::ModelSettings;
+use super::stats::{Counters, ModelCallStats};
+
+/// Most threads of the gateway's own runtime (requests are I/O-bound).
+const RUNTIME_THREADS: usize = 2;
+
+/// A [`ModelGateway`] over the log and an OpenAI-compatible service.
+///
+/// `complete` is synchronous and may be called from any thread, including
+/// from inside a tokio runtime: requests run on the gateway's own runtime
+/// and the caller waits for the answer (inside a multi-thread runtime
+/// through `block_in_place`).
+pub struct RecordingGateway {
+    store: Arc<Store>,
+    online: Option<Online>,
+    counters: Counters,
+}
+
+/// The client and the runtime it runs on (absent offline).
+struct Online {
+    client: Arc<ModelClient>,
+    runtime: Option<Runtime>,
+}
+
+impl Drop for Online {
+    fn drop(&mut self) {
+        // A runtime cannot be dropped from inside another one; shutting it
+        // down in the background works from anywhere.
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
+    }
+}
+
+impl std::fmt::Debug for RecordingGateway {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RecordingGateway")
+            .field("store", &self.store)
+            .field("client", &self.online.as_ref().map(|o| &o.client))
+            .finish_non_exhaustive()
+    }
+}
+
+impl RecordingGateway {
+    /// A gateway over `store`. Offline, it answers only recorded requests
+    /// and needs no client (the API key is not read). Online, the client is
+    /// built now: a bad base URL or a missing API key variable is
+    /// [`ModelError::Config`].
+    pub fn new(
+        store: Arc<Store>,
+        settings: ModelSettings,
+        offline: bool,
+    ) -> Result<Self, ModelError> {
+        let online = if offline {
+            None
+        } else {
+            let client = Arc::new(ModelClient::new(&settings)?);
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(settings.concurrency.clamp(1, RUNTIME_THREADS))
+                .thread_name("strataflow-model")
+                .enable_all()
+                .build()
+                .map_err(|e| ModelError::Config(format!("cannot start the model runtime: {e}")))?;
+            Some(Online {
+                client,
+                runtime: Some(runtime),
+            })
+        };
+        Ok(Self {
+            store,
+            online,
+            counters: Counters::default(),
+        })
+    }
+
+    /// Whether it answers only from the log.
+    pub fn is_offline(&self) -> bool {
+        self.online.is_none()
+    }
+
+    /// Calls made, served from the log and failed since it was built.
+    pub fn stats(&self) -> ModelCallStats {
+        self.counters.snapshot()
+    }
+
+    /// The recorded call for a request key, if any (the first recorded).
+    pub fn recorded(&self, key: &Digest) -> Result<Option<(RecordId, ModelCall)>, ModelError> {
+        self.store
+            .model_call(key)
+            .map_err(|e| ModelError::Unavailable(format!("reading recorded model call {key}: {e}")))
+    }
+
+    fn answer(&self, request: &ModelRequest, subject: &str) -> Result<ModelReply, ModelError> {
+        let key = request.key();
+        if let Some((id, call)) = self.recorded(&key)? {
+            let reply = reply_from(&id, &call, subject, true)?;
+            self.counters.served_from_log();
+            return Ok(reply);
+        }
+        let Some(online) = &self.online else {
+            return Err(ModelError::Offline {
+                operator: request.operator.to_string(),
+                subject: subject.to_owned(),
+            });
+        };
+        let completion = online.run(request)?;
+        let call = ModelCall {
+            request_hash: key,
+            operator: request.operator.to_string(),
+            model: request.model.clone(),
+            request: request.canonical(),
+            response: completion.body,
+            usage: completion.usage,
+        };
+        // Durable before the answer is used: a crash from here on never
+        // pays for this request again.
+        self.store
+            .append(&[Record::ModelCall(call)], Durability::Sync)
+            .map_err(|e| {
+                ModelError::Unavailable(format!(
+                    "recording the model call for {} on {subject}: {e}",
+                    request.operator
+                ))
+            })?;
+        self.counters.made(completion.usage, completion.attempts);
+        // Answer from what the log holds (the first recorded call wins), so
+        // a fresh reply and a replayed one are the same.
+        let (id, stored) = self.recorded(&key)?.ok_or_else(|| {
+            ModelError::Unavailable(format!(
+                "model call {key} for {} on {subject} was appended but is not indexed",
+                request.operator
+            ))
+        })?;
+        reply_from(&id, &stored, subject, false)
+    }
+}
+
+impl Online {
+    /// Runs the client on the gateway's runtime and waits for it.
+    fn run(&self, request: &ModelRequest) -> Result<Completion, ModelError> {
+        let Some(runtime) = &self.runtime else {
+            return Err(ModelError::Unavailable(
+                "the model runtime is shut down".into(),
+            ));
+        };
+        let (tx, rx) = mpsc::sync_channel(1);
+        let client = Arc::clone(&self.client);
+        let request = request.clone();
+        runtime.spawn(async move {
+            // The receiver is gone only when the caller gave up.
+            let _ = tx.send(client.complete(&request).await);
+        });
+        let wait = move || {
+            rx.recv().unwrap_or_else(|_| {
+                Err(ModelError::Unavailable(
+                    "the model request was dropped before it answered".into(),
+                ))
+            })
+        };
+        match Handle::try_current() {
+            Ok(handle) if handle.runtime_flavor() == RuntimeFlavor::MultiThread => {
+                tokio::task::block_in_place(wait)
+            }
+            _ => wait(),
+        }
+    }
+}
+
+/// The reply in a recorded call; an unusable response is
+/// [`ModelError::Malformed`] naming the call (which stays recorded).
+fn reply_from(
+    id: &RecordId,
+    call: &ModelCall,
+    subject: &str,
+    from_log: bool,
+) -> Result<ModelReply, ModelError> {
+    let answer = parse_completion(&call.response).map_err(|e| {
+        ModelError::Malformed(format!(
+            "{} on {subject} (model call {id}): {e}",
+            call.operator
+        ))
+    })?;
+    Ok(ModelReply {
+        arguments: answer.arguments,
+        from_log,
+    })
+}
+
+impl ModelGateway for RecordingGateway {
+    fn complete(&self, request: &ModelRequest, subject: &str) -> Result<ModelReply, ModelError> {
+        let result = self.answer(request, subject);
+        if result.is_err() {
+            self.counters.failed();
+        }
+        result
+    }
+}

@@ -1,0 +1,17 @@
+//! What answers model-backed operators: an OpenAI-compatible chat client
+//! ([`client`]) behind a gateway that records every call in the log and
+//! serves recorded calls from it ([`gateway`]), the parsing of a chat
+//! completion into the operator's arguments ([`response`]), the settings
+//! ([`settings`]) and the call counters ([`stats`]).
+
+pub mod client;
+pub mod gateway;
+pub mod response;
+pub mod settings;
+pub mod stats;
+
+pub use client::{Completion, ModelClient};
+pub use gateway::RecordingGateway;
+pub use response::{CompletionAnswer, parse_completion};
+pub use settings::ModelSettings;
+pub use stats::{ModelCallStats, model_call_totals};

@@ -1,0 +1,10 @@
+//! Test doubles for integration tests that need a service: `mod support;`
+//! then `support::model_server::…`.
+#![allow(
+    dead_code,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing
+)]
+
+pub mod model_server;
