@@ -28,7 +28,7 @@ pub use memory::{
 };
 pub use memory::{
     BlockInfo, DerivationPlan, DerivationStatus, EventListing, FailureInfo, Memory, MemoryError,
-    OperatorPlan, OperatorStatus, ProfileEvents, Stats, ThreadBlocks,
+    ModelCallTotals, OperatorPlan, OperatorStatus, ProfileEvents, Stats, ThreadBlocks,
 };
 pub use memory::{Channel, SearchHit, SearchRequest, SearchResponse, Searcher};
 pub use strataflow_log as log;

@@ -95,8 +95,26 @@ fn data_dir(cli: &Cli) -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("strataflow-data"))
 }
 
+/// `--offline`, for every data directory this process opens.
+static OFFLINE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Opens (creating if needed) a data directory, honouring `--offline`.
+fn open(dir: &Path) -> Result<Memory, Failure> {
+    let mut memory = Memory::open(dir)?;
+    memory.set_offline(OFFLINE.load(std::sync::atomic::Ordering::Relaxed));
+    Ok(memory)
+}
+
+/// Opens an existing data directory, honouring `--offline`.
+fn open_existing(dir: &Path) -> Result<Memory, Failure> {
+    let mut memory = Memory::open_existing(dir)?;
+    memory.set_offline(OFFLINE.load(std::sync::atomic::Ordering::Relaxed));
+    Ok(memory)
+}
+
 fn run(cli: Cli) -> Result<(), Failure> {
     let dir = data_dir(&cli);
+    OFFLINE.store(cli.offline, std::sync::atomic::Ordering::Relaxed);
     let mut out = std::io::stdout().lock();
     match cli.command {
         Command::Init { block_turns } => {
@@ -156,7 +174,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             }
         }
         Command::Ingest { file, options } => {
-            let memory = Memory::open(&dir)?;
+            let memory = open(&dir)?;
             run_ingest(
                 &mut out,
                 &memory,
@@ -170,7 +188,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             tenant,
             options,
         }) => {
-            let memory = Memory::open(&dir)?;
+            let memory = open(&dir)?;
             run_ingest(
                 &mut out,
                 &memory,
@@ -182,7 +200,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             )?;
         }
         Command::Import(ImportCommand::Parquet { dir: from }) => {
-            let memory = Memory::open(&dir)?;
+            let memory = open(&dir)?;
             let report = strataflow::replay::import::import_parquet(memory.store(), &from)
                 .map_err(|e| Failure {
                     message: e.to_string(),
@@ -197,7 +215,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             )?;
         }
         Command::Stats { json } => {
-            let memory = Memory::open_existing(&dir)?;
+            let memory = open_existing(&dir)?;
             render::stats(&mut out, &memory.stats()?, json)?;
         }
         Command::Blocks {
@@ -205,23 +223,23 @@ fn run(cli: Cli) -> Result<(), Failure> {
             tenant,
             json,
         } => {
-            let memory = Memory::open_existing(&dir)?;
+            let memory = open_existing(&dir)?;
             render::blocks(&mut out, &memory.blocks(&tenant, &thread)?, json)?;
         }
         Command::Show { id } => {
-            let memory = Memory::open_existing(&dir)?;
+            let memory = open_existing(&dir)?;
             render::record(&mut out, &memory.show(&id)?)?;
         }
         Command::Resume { profile } => {
-            let memory = Memory::open_existing(&dir)?;
+            let memory = open_existing(&dir)?;
             run_derive(&mut out, &memory, profile.as_deref(), false)?;
         }
         Command::Status { profile, json } => {
-            let memory = Memory::open_existing(&dir)?;
+            let memory = open_existing(&dir)?;
             render::status(&mut out, &memory.status(profile.as_deref())?, json)?;
         }
         Command::Plan { profile, json } => {
-            let memory = Memory::open_existing(&dir)?;
+            let memory = open_existing(&dir)?;
             render::plan(&mut out, &memory.plan(profile.as_deref())?, json)?;
         }
         Command::Events {
@@ -230,7 +248,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             profile,
             json,
         } => {
-            let memory = Memory::open_existing(&dir)?;
+            let memory = open_existing(&dir)?;
             let events = memory.events(profile.as_deref(), &tenant, thread.as_deref())?;
             render::events(&mut out, &events, json)?;
         }
@@ -240,7 +258,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             profile,
             json,
         } => {
-            let memory = Memory::open_existing(&dir)?;
+            let memory = open_existing(&dir)?;
             let graph = memory.graph(profile.as_deref(), &tenant)?;
             let graph = match at {
                 Some(text) => graph.at(parse_at(&text)?),
@@ -254,7 +272,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             verify,
             json,
         } => {
-            let memory = Memory::open_existing(&dir)?;
+            let memory = open_existing(&dir)?;
             let tenants = match tenant {
                 Some(t) => vec![t],
                 None => memory.tenants()?,
@@ -283,7 +301,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             tenant,
             since,
         }) => {
-            let memory = Memory::open_existing(&dir)?;
+            let memory = open_existing(&dir)?;
             let options = strataflow::replay::export::ExportOptions { tenant, since };
             let manifest =
                 strataflow::replay::export::export_parquet(memory.store(), &to, &options).map_err(
@@ -304,7 +322,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             }
         }
         Command::Diff { a, b, tenant, json } => {
-            let memory = Memory::open_existing(&dir)?;
+            let memory = open_existing(&dir)?;
             let diff = memory.diff(&a, &b, &tenant)?;
             render::diff(&mut out, &a, &b, &diff, json)?;
         }
@@ -314,7 +332,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             profile,
             json,
         } => {
-            let memory = Memory::open_existing(&dir)?;
+            let memory = open_existing(&dir)?;
             let blocks = memory.context(profile.as_deref(), &tenant, thread.as_deref())?;
             render::blocks_at_levels(&mut out, &blocks, json)?;
         }
@@ -327,7 +345,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             next,
             json,
         } => {
-            let memory = Memory::open_existing(&dir)?;
+            let memory = open_existing(&dir)?;
             let input = AssessmentInput {
                 verdict,
                 evidence,
@@ -339,7 +357,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             render::assessment(&mut out, &outcome, json)?;
         }
         Command::Use { batch, refs, json } => {
-            let memory = Memory::open_existing(&dir)?;
+            let memory = open_existing(&dir)?;
             let outcome = memory.use_refs(&batch, &refs)?;
             render::used(&mut out, &outcome, json)?;
         }
@@ -358,7 +376,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Pin(a) => govern(&mut out, &dir, a, GovernanceAction::Pin)?,
         Command::Unpin(a) => govern(&mut out, &dir, a, GovernanceAction::Unpin)?,
         Command::Audit { json } => {
-            let memory = Memory::open_existing(&dir)?;
+            let memory = open_existing(&dir)?;
             let report = memory.audit()?;
             render::audit(&mut out, &report, json)?;
             if !report.is_clean() {
@@ -408,7 +426,7 @@ fn parse_at(text: &str) -> Result<strataflow::log::Timestamp, Failure> {
 
 /// `expand event|node|block`.
 fn expand(out: &mut dyn Write, dir: &Path, e: ExpandCommand) -> Result<(), Failure> {
-    let memory = Memory::open_existing(dir)?;
+    let memory = open_existing(dir)?;
     match e {
         ExpandCommand::Event { id, json } => {
             let x = memory.expand_event(&id)?;
@@ -444,7 +462,7 @@ fn expand(out: &mut dyn Write, dir: &Path, e: ExpandCommand) -> Result<(), Failu
 
 /// `search`: one query, or every line of a queries file.
 fn search(out: &mut dyn Write, dir: &Path, a: SearchArgs) -> Result<(), Failure> {
-    let memory = Memory::open_existing(dir)?;
+    let memory = open_existing(dir)?;
     let channel = match a.channel {
         SearchChannel::Events => Channel::Events,
         SearchChannel::Graph => Channel::Graph,
@@ -502,7 +520,7 @@ fn govern(
     args: GovernArgs,
     action: GovernanceAction,
 ) -> Result<(), Failure> {
-    let memory = Memory::open_existing(dir)?;
+    let memory = open_existing(dir)?;
     let name = match &action {
         GovernanceAction::Forget => "forgot",
         GovernanceAction::Restore => "restored",
@@ -541,7 +559,7 @@ fn replay(
     profile: Option<&str>,
     verify: bool,
 ) -> Result<(), Failure> {
-    let memory = Memory::open_existing(dir)?;
+    let memory = open_existing(dir)?;
     let tenants = memory.tenants()?;
     let mut before = Vec::new();
     for t in &tenants {
@@ -602,7 +620,7 @@ fn replay(
 
 /// `profile` subcommands.
 fn profile(out: &mut dyn Write, dir: &Path, command: ProfileCommand) -> Result<(), Failure> {
-    let memory = Memory::open(dir)?;
+    let memory = open(dir)?;
     match command {
         ProfileCommand::List { json } => {
             let default = memory.default_profile()?.name;

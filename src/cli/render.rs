@@ -218,6 +218,14 @@ pub fn status(out: &mut dyn Write, s: &DerivationStatus, json: bool) -> io::Resu
             op.operator, op.done, op.pending, op.retryable, op.failed
         )?;
     }
+    let m = &s.model_calls;
+    if m.made + m.served_from_log + m.failed > 0 {
+        writeln!(
+            out,
+            "  model calls: {} made ({} prompt + {} completion tokens), {} served from the log, {} failed, {} retried",
+            m.made, m.prompt_tokens, m.completion_tokens, m.served_from_log, m.failed, m.retries
+        )?;
+    }
     for op in &s.operators {
         for f in &op.failures {
             writeln!(

@@ -113,6 +113,8 @@ pub struct DerivationStatus {
     pub ready_blocks: u64,
     /// Per operator: summarizer, extractor, projector.
     pub operators: Vec<OperatorStatus>,
+    /// Model calls of the data directory (all profiles).
+    pub model_calls: super::ModelCallTotals,
 }
 
 impl Memory {
@@ -222,7 +224,8 @@ impl Memory {
         progress: &mut dyn FnMut(&DeriveStats),
     ) -> Result<DeriveStats, MemoryError> {
         let (_, ops) = self.operators(profile)?;
-        let result = derive::derive(&self.store, &ops, options, progress).map_err(MemoryError::from);
+        let result =
+            derive::derive(&self.store, &ops, options, progress).map_err(MemoryError::from);
         self.save_model_counters()?;
         result
     }
@@ -314,6 +317,7 @@ impl Memory {
             }
         }
         out.operators = vec![summ, extr, proj];
+        out.model_calls = self.model_calls()?;
         Ok(out)
     }
 
