@@ -9,6 +9,8 @@
 //! - [`decay`]: block decay by ready-block age and expansion targets (spec §6).
 //! - [`evidence_gate`]: normalizing assessments and checking recorded use
 //!   against the assessed batch (spec §12).
+//! - [`import`]: the external memory import format, its five decisions
+//!   (model-backed or deterministic) and the events they write (spec §14).
 //! - [`layers`]: the L4 readable and L3 condensed transcripts of a block (spec §4).
 //! - [`model`]: the contract of model-backed operators: canonical requests,
 //!   their keys, and the gateway that answers them.
@@ -23,6 +25,7 @@
 pub mod decay;
 pub mod evidence_gate;
 pub mod extractor;
+pub mod import;
 pub mod layers;
 pub mod model;
 pub mod operator;

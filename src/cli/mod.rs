@@ -505,6 +505,7 @@ fn govern(
         GovernanceAction::Pin => "pinned",
         GovernanceAction::Unpin => "unpinned",
         GovernanceAction::ExpandBlock { .. } => "expanded",
+        GovernanceAction::UndoImport => "undid the import of",
     };
     let record = memory.govern(&args.event, action, Actor::User, args.reason)?;
     let shown = memory.show(&args.event)?;
@@ -515,11 +516,7 @@ fn govern(
         out,
         "{name} event {}: now {}{} (governance record {})",
         event.short(),
-        state.map_or("unknown", |s| match s.status {
-            EventStatus::Active => "active",
-            EventStatus::Superseded => "superseded",
-            EventStatus::Forgotten => "forgotten",
-        }),
+        state.map_or("unknown", |s| s.status.name()),
         if state.is_some_and(|s| s.pinned) {
             ", pinned"
         } else {
