@@ -19,7 +19,6 @@ use args::{
 };
 use progress::Progress;
 use strataflow::log::record::{Actor, GovernanceAction};
-use strataflow::materializers::event_status::EventStatus;
 use strataflow::operators::decay::parse_expand_target;
 use strataflow::operators::evidence_gate::AssessmentInput;
 use strataflow::{Channel, SearchRequest};
@@ -195,6 +194,54 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 from.display(),
                 report.last_seq
             )?;
+        }
+        Command::Import(ImportCommand::Memory {
+            file,
+            tenant,
+            dry_run,
+            accept_uncertain,
+            imported_at,
+            json,
+        }) => {
+            let imported_at = imported_at
+                .map(|t| {
+                    strataflow::log::SourceTime::parse_rfc3339(&t).ok_or_else(|| Failure {
+                        message: format!("--imported-at `{t}` is not an RFC 3339 time"),
+                        status: 2,
+                    })
+                })
+                .transpose()?;
+            let text = std::fs::read_to_string(&file).map_err(|e| Failure {
+                message: format!("cannot read {}: {e}", file.display()),
+                status: 1,
+            })?;
+            let memory = if dry_run {
+                Memory::open_existing(&dir)?
+            } else {
+                Memory::open(&dir)?
+            };
+            let options = strataflow::ExternalImportOptions {
+                tenant,
+                dry_run,
+                accept_uncertain,
+                imported_at,
+                ..strataflow::ExternalImportOptions::default()
+            };
+            let report = memory
+                .import_external_memory(&text, &options)
+                .map_err(|e| match e {
+                    MemoryError::ExternalImport(e) => Failure {
+                        message: format!("{}: {e}", file.display()),
+                        status: EXIT_REFUSED,
+                    },
+                    other => Failure::from(other),
+                })?;
+            render::external_import(&mut out, &report, json)?;
+        }
+        Command::Import(ImportCommand::Undo { id, reason, json }) => {
+            let memory = Memory::open_existing(&dir)?;
+            let report = memory.undo_import(&id, Actor::User, reason)?;
+            render::undo_import(&mut out, &report, json)?;
         }
         Command::Stats { json } => {
             let memory = Memory::open_existing(&dir)?;
