@@ -13,7 +13,10 @@ use strataflow::materializers::event_status::EventStatus;
 fn supersede_writes_a_superseding_event() {
     let (_dir, memory, report, _) = import_decided("SUPERSEDE", None);
     let d = &report.decisions[0];
-    assert_eq!((d.proposed, d.action), (ImportAction::Supersede, ImportAction::Supersede));
+    assert_eq!(
+        (d.proposed, d.action),
+        (ImportAction::Supersede, ImportAction::Supersede)
+    );
     assert_eq!(d.targets.len(), 1);
     let target = d.targets[0];
     let new = d.created_event.unwrap();

@@ -459,20 +459,33 @@ mod tests {
         let created = [B, C];
         let fold = |g: &[(RecordId, Governance)]| {
             EventStatusView::fold_with_imports(
-                events
-                    .iter()
-                    .map(|(id, e)| (*id, e.temporal.supersedes.as_slice(), e.temporal.conflicts_with.as_slice())),
+                events.iter().map(|(id, e)| {
+                    (
+                        *id,
+                        e.temporal.supersedes.as_slice(),
+                        e.temporal.conflicts_with.as_slice(),
+                    )
+                }),
                 g.iter()
                     .map(|(id, g)| (*id, g.target, g.action.clone(), g.previous)),
                 std::iter::once((IMPORT, created.as_slice())),
             )
         };
         let live = fold(&[]);
-        assert_eq!(live.get(&A).map(|s| s.status), Some(EventStatus::Superseded));
-        assert_eq!(live.get(&A).map(|s| s.conflicts_with.clone()), Some(vec![C]));
+        assert_eq!(
+            live.get(&A).map(|s| s.status),
+            Some(EventStatus::Superseded)
+        );
+        assert_eq!(
+            live.get(&A).map(|s| s.conflicts_with.clone()),
+            Some(vec![C])
+        );
         let undone = fold(&[(G1, gov(IMPORT, GovernanceAction::UndoImport, None))]);
         assert_eq!(undone.get(&A).map(|s| s.status), Some(EventStatus::Active));
-        assert_eq!(undone.get(&A).map(|s| s.conflicts_with.clone()), Some(vec![]));
+        assert_eq!(
+            undone.get(&A).map(|s| s.conflicts_with.clone()),
+            Some(vec![])
+        );
         assert_eq!(undone.get(&B).map(|s| s.status), Some(EventStatus::Removed));
         assert!(!undone.is_visible(&C));
         // A restore does not bring a removed event back.
@@ -480,7 +493,10 @@ mod tests {
             (G1, gov(IMPORT, GovernanceAction::UndoImport, None)),
             (G2, gov(B, GovernanceAction::Restore, None)),
         ]);
-        assert_eq!(restored.get(&B).map(|s| s.status), Some(EventStatus::Removed));
+        assert_eq!(
+            restored.get(&B).map(|s| s.status),
+            Some(EventStatus::Removed)
+        );
         assert_ne!(live.digest(), undone.digest());
     }
 

@@ -90,9 +90,7 @@ impl WeightsView {
                     ids.sort_unstable();
                     ids.dedup();
                     for id in ids {
-                        let visible = status
-                            .get(&id)
-                            .is_none_or(|s| !s.status.is_hidden());
+                        let visible = status.get(&id).is_none_or(|s| !s.status.is_hidden());
                         if let Some((w, _)) = events.get_mut(&id).filter(|_| visible) {
                             w.mention_count += 1;
                             w.last_adopted_turn = turn;

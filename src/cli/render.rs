@@ -611,8 +611,16 @@ pub fn external_import(
             d.index,
             title,
             action,
-            if targets.is_empty() { "-".into() } else { targets },
-            format!("{}.{:03}", d.confidence_milli / 1000, d.confidence_milli % 1000),
+            if targets.is_empty() {
+                "-".into()
+            } else {
+                targets
+            },
+            format!(
+                "{}.{:03}",
+                d.confidence_milli / 1000,
+                d.confidence_milli % 1000
+            ),
             d.reason
         )?;
     }

@@ -348,8 +348,7 @@ impl Memory {
                 if th.starts_with(EXTERNAL_IMPORT_THREAD_PREFIX) {
                     // An import's source block: its events come from the import.
                     for event_id in self.imported_events(&id)? {
-                        if let Some(Record::Event(e)) =
-                            self.store.get(&event_id)?.map(|s| s.record)
+                        if let Some(Record::Event(e)) = self.store.get(&event_id)?.map(|s| s.record)
                         {
                             out.events.push((event_id, th.clone(), e));
                         }

@@ -170,8 +170,7 @@ impl Memory {
             tool_calls: Vec::new(),
             time: imported_at,
         };
-        let message_id = record_id(&Record::Message(message.clone()))
-?;
+        let message_id = record_id(&Record::Message(message.clone()))?;
         let layers = deterministic_layers(&[TranscriptMessage::from(&message)]);
         let block = Block {
             tenant: tenant.to_owned(),
@@ -186,8 +185,7 @@ impl Memory {
             l4: layers.l4,
             l3: layers.l3,
         };
-        let block_id = record_id(&Record::Block(block.clone()))
-?;
+        let block_id = record_id(&Record::Block(block.clone()))?;
         let summary = source_summary(tenant, block_id, text);
         let source = ImportedEventSource {
             tenant,
@@ -210,8 +208,7 @@ impl Memory {
                 let body = proposal.merged.as_ref().unwrap_or(candidate);
                 let event = imported_event(&source, body, action, &proposal.targets);
                 let record = Record::Event(event);
-                let id = record_id(&record)
-        ?;
+                let id = record_id(&record)?;
                 events.push(record);
                 Some(id)
             } else {
@@ -272,8 +269,7 @@ impl Memory {
             imported_at,
             decisions,
         });
-        let import_id = record_id(&import)
-?;
+        let import_id = record_id(&import)?;
         if self.store.contains(&import_id)? {
             if let Some(undo) = self.undo_of(&import_id)? {
                 return Err(MemoryError::Invalid(format!(
@@ -450,7 +446,10 @@ impl Memory {
     /// The events created by the imports whose source block is `block`.
     pub(crate) fn imported_events(&self, block: &RecordId) -> Result<Vec<RecordId>, MemoryError> {
         let mut out = Vec::new();
-        for stored in self.store.children_of_kind(block, RecordKind::ImportSource)? {
+        for stored in self
+            .store
+            .children_of_kind(block, RecordKind::ImportSource)?
+        {
             if let Record::ImportSource(s) = stored.record {
                 for id in s.decisions.iter().filter_map(|d| d.created_event) {
                     if !out.contains(&id) {

@@ -1,7 +1,12 @@
 //! What the external memory import tests share: a store with events (the
 //! LoCoMo conversation conv-30, derived by the default profile), the
 //! fixtures, and a fake decider gateway that counts its calls.
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+#![allow(
+    dead_code,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing
+)]
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};

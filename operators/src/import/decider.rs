@@ -104,7 +104,12 @@ impl Proposal {
 
     /// The deterministic IGNORE of a repeat of an earlier candidate.
     pub fn batch_duplicate() -> Self {
-        Self::new(ImportAction::Ignore, Vec::new(), REASON_BATCH_DUPLICATE, 1000)
+        Self::new(
+            ImportAction::Ignore,
+            Vec::new(),
+            REASON_BATCH_DUPLICATE,
+            1000,
+        )
     }
 }
 
@@ -185,13 +190,21 @@ impl ImportDecider for ModelDecider<'_> {
         let subject = format!("import candidate {} `{}`", candidate.index, candidate.title);
         let reply = self.gateway.complete(&request, &subject)?;
         let allowed: Vec<RecordId> = matches.iter().map(|m| m.id).collect();
-        Ok(normalize_answer(&reply.arguments, candidate.index, &allowed))
+        Ok(normalize_answer(
+            &reply.arguments,
+            candidate.index,
+            &allowed,
+        ))
     }
 }
 
 /// The decider's request: the system prompt, then the candidate and its
 /// matches as JSON; the answer is a `decide_import` tool call.
-pub fn decider_request(model: &str, candidate: &Candidate, matches: &[ExistingEvent]) -> ModelRequest {
+pub fn decider_request(
+    model: &str,
+    candidate: &Candidate,
+    matches: &[ExistingEvent],
+) -> ModelRequest {
     let payload = json!({
         "candidate": candidate,
         "existing_events": matches,
@@ -243,7 +256,11 @@ pub fn decider_request(model: &str, candidate: &Candidate, matches: &[ExistingEv
 /// [`REASON_NO_ALLOWED_TARGET`]; confidence defaults to 0.5 and is clamped;
 /// the reason is cut to 200 characters; a merged candidate is kept only
 /// for MERGE and only when it parses.
-pub fn normalize_answer(arguments: &Value, candidate_index: usize, allowed: &[RecordId]) -> Proposal {
+pub fn normalize_answer(
+    arguments: &Value,
+    candidate_index: usize,
+    allowed: &[RecordId],
+) -> Proposal {
     let action = arguments
         .get("action")
         .and_then(Value::as_str)
@@ -258,7 +275,10 @@ pub fn normalize_answer(arguments: &Value, candidate_index: usize, allowed: &[Re
                 .filter_map(Value::as_str)
                 .filter_map(|s| {
                     let hex = s.trim();
-                    hex.strip_prefix("event:").unwrap_or(hex).parse::<RecordId>().ok()
+                    hex.strip_prefix("event:")
+                        .unwrap_or(hex)
+                        .parse::<RecordId>()
+                        .ok()
                 })
                 .collect()
         })

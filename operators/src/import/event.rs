@@ -212,7 +212,10 @@ mod tests {
             imported_at: SourceTime::utc_without_offset(0),
         };
         let e = imported_event(&source, &c, ImportAction::Supersede, &[RecordId([5; 32])]);
-        assert_eq!(e.temporal.mentioned_at.to_rfc3339(), "2025-03-01T10:00:00.000+01:00");
+        assert_eq!(
+            e.temporal.mentioned_at.to_rfc3339(),
+            "2025-03-01T10:00:00.000+01:00"
+        );
         assert_eq!(
             e.temporal.happened_start.unwrap().to_rfc3339(),
             "2024-05-31T23:00:00.000Z"
@@ -222,7 +225,12 @@ mod tests {
         assert_eq!(e.narrative, "The user moved to Porto.");
         assert_eq!(e.confidence_milli, 1000);
         let plain = parse_candidate(0, &json!({"title": "a", "summary": "b"})).unwrap();
-        let e = imported_event(&source, &plain, ImportAction::Conflict, &[RecordId([5; 32])]);
+        let e = imported_event(
+            &source,
+            &plain,
+            ImportAction::Conflict,
+            &[RecordId([5; 32])],
+        );
         assert_eq!(e.temporal.mentioned_at, source.imported_at);
         assert_eq!(e.temporal.conflicts_with, vec![RecordId([5; 32])]);
         assert_eq!(e.temporal.happened_start, None);

@@ -648,7 +648,11 @@ mod tests {
         assert_eq!(e.source_system.as_deref(), Some("other-ai"));
         let c = &e.candidates[0];
         assert_eq!(c.title, "Likes green tea");
-        assert_eq!(c.tags, vec!["preference", "tea"], "category first, de-duplicated");
+        assert_eq!(
+            c.tags,
+            vec!["preference", "tea"],
+            "category first, de-duplicated"
+        );
         assert_eq!(c.memory_kind, Some(MemoryKind::Preference));
         let t = c.temporal.as_ref().unwrap();
         assert_eq!(t.happened_start.as_deref(), Some("2025-02"));
@@ -757,7 +761,10 @@ mod tests {
         let e = parse_export(r#"{"sourceType": "chat_log", "candidates": []}"#).unwrap_err();
         assert!(matches!(e, ExternalMemoryError::SourceType(_)), "{e}");
         let e = parse_export("{\"candidates\": [\n}").unwrap_err();
-        assert!(matches!(e, ExternalMemoryError::Json { line: 2, .. }), "{e}");
+        assert!(
+            matches!(e, ExternalMemoryError::Json { line: 2, .. }),
+            "{e}"
+        );
         let e = parse_export(r#"{"items": []}"#).unwrap_err();
         assert_eq!(
             e.to_string(),
