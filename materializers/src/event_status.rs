@@ -451,7 +451,7 @@ mod tests {
     #[test]
     fn an_undone_import_removes_its_events_and_releases_what_they_superseded() {
         const IMPORT: RecordId = RecordId([20; 32]);
-        let events = vec![
+        let events = [
             (A, event("plan", vec![], vec![])),
             (B, event("imported correction", vec![A], vec![])),
             (C, event("imported conflict", vec![], vec![A])),
