@@ -31,6 +31,9 @@ pub use memory::{
     ModelCallTotals, OperatorPlan, OperatorStatus, ProfileEvents, Stats, ThreadBlocks,
 };
 pub use memory::{Channel, SearchHit, SearchRequest, SearchResponse, Searcher};
+pub use memory::{
+    ExternalImportOptions, ExternalImportReport, IMPORT_BLOCK_TAG, ReportedDecision, UndoReport,
+};
 pub use strataflow_log as log;
 pub use strataflow_materializers as materializers;
 pub use strataflow_operators as operators;

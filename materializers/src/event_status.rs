@@ -10,7 +10,13 @@
 //! - otherwise it is **active**;
 //! - it is **pinned** when the last pin/unpin decision is a pin;
 //! - conflicts are symmetric: if A lists B in `conflicts_with`, both A and B
-//!   show the other.
+//!   show the other;
+//! - an event created by an external memory import is **removed** when
+//!   every import that created it has been undone (an `UndoImport`
+//!   decision on its `ImportSource`); a removed event is hidden like a
+//!   forgotten one, whatever other decisions say, and its `supersedes`
+//!   and `conflicts_with` links are ignored, so the events it superseded
+//!   return to what they would be without it.
 //!
 //! Governance decisions on one target are ordered by their `previous`
 //! chain (depth, then id), never by arrival time, so the view does not
@@ -31,6 +37,26 @@ pub enum EventStatus {
     Superseded,
     /// Forgotten by a governance decision; kept in the log, hidden.
     Forgotten,
+    /// Created by an external memory import that was undone; kept in the
+    /// log, hidden, its links ignored.
+    Removed,
+}
+
+impl EventStatus {
+    /// Forgotten or removed: never searched, never in the graph.
+    pub fn is_hidden(self) -> bool {
+        matches!(self, Self::Forgotten | Self::Removed)
+    }
+
+    /// The snake_case name (`active`, `superseded`, `forgotten`, `removed`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Active => "active",
+            Self::Superseded => "superseded",
+            Self::Forgotten => "forgotten",
+            Self::Removed => "removed",
+        }
+    }
 }
 
 /// What the view knows about one event.
@@ -79,6 +105,16 @@ impl EventStatusView {
         events: impl Iterator<Item = (RecordId, &'a [RecordId], &'a [RecordId])>,
         governance: impl Iterator<Item = (RecordId, RecordId, GovernanceAction, Option<RecordId>)>,
     ) -> Self {
+        Self::fold_with_imports(events, governance, std::iter::empty())
+    }
+
+    /// [`EventStatusView::fold_links`] with the external memory imports,
+    /// given as `(import id, events it created)`.
+    pub fn fold_with_imports<'a>(
+        events: impl Iterator<Item = (RecordId, &'a [RecordId], &'a [RecordId])>,
+        governance: impl Iterator<Item = (RecordId, RecordId, GovernanceAction, Option<RecordId>)>,
+        imports: impl Iterator<Item = (RecordId, &'a [RecordId])>,
+    ) -> Self {
         let events: Vec<(RecordId, &[RecordId], &[RecordId])> = events.collect();
         let governance: Vec<(RecordId, Governance)> = governance
             .map(|(id, target, action, previous)| {
@@ -116,15 +152,41 @@ impl EventStatusView {
                 pinned.insert(*target);
             }
         }
+        let undone: BTreeSet<RecordId> = by_target
+            .iter()
+            .filter(|(_, chain)| {
+                chain
+                    .iter()
+                    .any(|(_, g)| g.action == GovernanceAction::UndoImport)
+            })
+            .map(|(target, _)| *target)
+            .collect();
+        let mut created_by_live = BTreeSet::new();
+        let mut created_by_undone = BTreeSet::new();
+        for (import, created) in imports {
+            let set = if undone.contains(&import) {
+                &mut created_by_undone
+            } else {
+                &mut created_by_live
+            };
+            set.extend(created.iter().copied());
+        }
+        let removed: BTreeSet<RecordId> = created_by_undone
+            .difference(&created_by_live)
+            .copied()
+            .collect();
         let mut superseded_by: BTreeMap<RecordId, BTreeSet<RecordId>> = BTreeMap::new();
         let mut conflicts: BTreeMap<RecordId, BTreeSet<RecordId>> = BTreeMap::new();
         for (id, supersedes, conflicts_with) in &events {
+            if removed.contains(id) {
+                continue;
+            }
             if !forgotten.contains(id) {
                 for old in *supersedes {
                     superseded_by.entry(*old).or_default().insert(*id);
                 }
             }
-            for other in *conflicts_with {
+            for other in conflicts_with.iter().filter(|o| !removed.contains(o)) {
                 conflicts.entry(*id).or_default().insert(*other);
                 conflicts.entry(*other).or_default().insert(*id);
             }
@@ -135,7 +197,9 @@ impl EventStatusView {
                 .get(id)
                 .map(|s| s.iter().copied().filter(|x| x != id).collect())
                 .unwrap_or_default();
-            let status = if forgotten.contains(id) {
+            let status = if removed.contains(id) {
+                EventStatus::Removed
+            } else if forgotten.contains(id) {
                 EventStatus::Forgotten
             } else if !by.is_empty() {
                 EventStatus::Superseded
@@ -173,11 +237,9 @@ impl EventStatusView {
         self.events.values()
     }
 
-    /// Whether an event is known and not forgotten.
+    /// Whether an event is known and neither forgotten nor removed.
     pub fn is_visible(&self, id: &RecordId) -> bool {
-        self.events
-            .get(id)
-            .is_some_and(|s| s.status != EventStatus::Forgotten)
+        self.events.get(id).is_some_and(|s| !s.status.is_hidden())
     }
 
     /// Ids of the active events.
@@ -384,6 +446,58 @@ mod tests {
         assert_eq!(a, b);
         assert_eq!(a.digest(), b.digest());
         assert_ne!(a.digest(), EventStatusView::fold(&events, &g[..1]).digest());
+    }
+
+    #[test]
+    fn an_undone_import_removes_its_events_and_releases_what_they_superseded() {
+        const IMPORT: RecordId = RecordId([20; 32]);
+        let events = [
+            (A, event("plan", vec![], vec![])),
+            (B, event("imported correction", vec![A], vec![])),
+            (C, event("imported conflict", vec![], vec![A])),
+        ];
+        let created = [B, C];
+        let fold = |g: &[(RecordId, Governance)]| {
+            EventStatusView::fold_with_imports(
+                events.iter().map(|(id, e)| {
+                    (
+                        *id,
+                        e.temporal.supersedes.as_slice(),
+                        e.temporal.conflicts_with.as_slice(),
+                    )
+                }),
+                g.iter()
+                    .map(|(id, g)| (*id, g.target, g.action.clone(), g.previous)),
+                std::iter::once((IMPORT, created.as_slice())),
+            )
+        };
+        let live = fold(&[]);
+        assert_eq!(
+            live.get(&A).map(|s| s.status),
+            Some(EventStatus::Superseded)
+        );
+        assert_eq!(
+            live.get(&A).map(|s| s.conflicts_with.clone()),
+            Some(vec![C])
+        );
+        let undone = fold(&[(G1, gov(IMPORT, GovernanceAction::UndoImport, None))]);
+        assert_eq!(undone.get(&A).map(|s| s.status), Some(EventStatus::Active));
+        assert_eq!(
+            undone.get(&A).map(|s| s.conflicts_with.clone()),
+            Some(vec![])
+        );
+        assert_eq!(undone.get(&B).map(|s| s.status), Some(EventStatus::Removed));
+        assert!(!undone.is_visible(&C));
+        // A restore does not bring a removed event back.
+        let restored = fold(&[
+            (G1, gov(IMPORT, GovernanceAction::UndoImport, None)),
+            (G2, gov(B, GovernanceAction::Restore, None)),
+        ]);
+        assert_eq!(
+            restored.get(&B).map(|s| s.status),
+            Some(EventStatus::Removed)
+        );
+        assert_ne!(live.digest(), undone.digest());
     }
 
     #[test]

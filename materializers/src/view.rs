@@ -19,7 +19,7 @@ use crate::weights::{WeightInput, WeightsView};
 
 /// First byte of an encoded view state; a state with another first byte
 /// (an older build's) is rebuilt, never read.
-pub const STATE_FORMAT: u8 = 2;
+pub const STATE_FORMAT: u8 = 3;
 
 /// A view folded record by record.
 pub trait Materialized: Default {
@@ -98,18 +98,21 @@ pub struct EventStatusState {
     pub events: BTreeMap<RecordId, (Vec<RecordId>, Vec<RecordId>)>,
     /// Governance record → decision.
     pub governance: BTreeMap<RecordId, GovernanceEntry>,
+    /// External memory import (`ImportSource` id) → the events it created.
+    pub imports: BTreeMap<RecordId, Vec<RecordId>>,
 }
 
 impl EventStatusState {
     /// The status view of these inputs.
     pub fn view(&self) -> EventStatusView {
-        EventStatusView::fold_links(
+        EventStatusView::fold_with_imports(
             self.events
                 .iter()
                 .map(|(id, (s, c))| (*id, s.as_slice(), c.as_slice())),
             self.governance
                 .iter()
                 .map(|(id, g)| (*id, g.target, action_of(&g.action), g.previous)),
+            self.imports.iter().map(|(id, e)| (*id, e.as_slice())),
         )
     }
 }
@@ -121,6 +124,7 @@ fn action_name(a: &GovernanceAction) -> String {
         GovernanceAction::Pin => "pin".into(),
         GovernanceAction::Unpin => "unpin".into(),
         GovernanceAction::ExpandBlock { level } => format!("expand:{level}"),
+        GovernanceAction::UndoImport => "undo_import".into(),
     }
 }
 
@@ -130,6 +134,7 @@ fn action_of(name: &str) -> GovernanceAction {
         "restore" => GovernanceAction::Restore,
         "pin" => GovernanceAction::Pin,
         "unpin" => GovernanceAction::Unpin,
+        "undo_import" => GovernanceAction::UndoImport,
         other => GovernanceAction::ExpandBlock {
             level: other
                 .strip_prefix("expand:")
@@ -163,6 +168,16 @@ impl Materialized for EventStatusState {
                         action: action_name(&g.action),
                         previous: g.previous,
                     },
+                );
+            }
+            Record::ImportSource(source) => {
+                self.imports.insert(
+                    *id,
+                    source
+                        .decisions
+                        .iter()
+                        .filter_map(|d| d.created_event)
+                        .collect(),
                 );
             }
             _ => {}

@@ -90,9 +90,7 @@ impl WeightsView {
                     ids.sort_unstable();
                     ids.dedup();
                     for id in ids {
-                        let visible = status
-                            .get(&id)
-                            .is_none_or(|s| s.status != EventStatus::Forgotten);
+                        let visible = status.get(&id).is_none_or(|s| !s.status.is_hidden());
                         if let Some((w, _)) = events.get_mut(&id).filter(|_| visible) {
                             w.mention_count += 1;
                             w.last_adopted_turn = turn;
@@ -111,7 +109,7 @@ impl WeightsView {
                 forced_cap: state
                     .filter(|s| s.status == EventStatus::Superseded)
                     .map(|_| SUPERSEDED_CAP),
-                forgotten: state.is_some_and(|s| s.status == EventStatus::Forgotten),
+                forgotten: state.is_some_and(|s| s.status.is_hidden()),
             };
             w.weight = memory_weight_at(&s, turn);
         }

@@ -9,6 +9,8 @@
 //! - [`decay`]: block decay by ready-block age and expansion targets (spec §6).
 //! - [`evidence_gate`]: normalizing assessments and checking recorded use
 //!   against the assessed batch (spec §12).
+//! - [`import`]: the external memory import format, its five decisions
+//!   (model-backed or deterministic) and the events they write (spec §14).
 //! - [`layers`]: the L4 readable and L3 condensed transcripts of a block (spec §4).
 //! - [`llm`]: the model-backed summarizer, extractor and projector, their
 //!   prompts, tool schemas and token estimate.
@@ -25,6 +27,7 @@
 pub mod decay;
 pub mod evidence_gate;
 pub mod extractor;
+pub mod import;
 pub mod layers;
 pub mod llm;
 pub mod model;

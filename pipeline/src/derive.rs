@@ -26,7 +26,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 
 use strataflow_log::record::{
-    Block, BlockSummary, Derivation, Event, Message, Outcome, Record, RecordKind,
+    Block, BlockSummary, Derivation, EXTERNAL_IMPORT_THREAD_PREFIX, Event, Message, Outcome,
+    Record, RecordKind,
 };
 use strataflow_log::{Digest, Durability, RecordId, Store, StoreError};
 use strataflow_operators::operator::{BlockInput, OperatorId, TIMELINE_LIMIT};
@@ -194,12 +195,17 @@ pub fn derive(
     Ok(run.stats)
 }
 
-/// Block ids per (tenant, thread), in ordinal order.
+/// Block ids per (tenant, thread), in ordinal order. The source blocks of
+/// external memory imports (threads `external-import:…`) are left out:
+/// their events come from the import, never from an extractor.
 fn threads(store: &Store) -> Result<BTreeMap<(String, String), Vec<RecordId>>, DeriveError> {
     let mut out: BTreeMap<(String, String), Vec<(u32, RecordId)>> = BTreeMap::new();
     for entry in store.ids_of_kind(RecordKind::Block) {
         let (_, id) = entry?;
         let b = block(store, &id)?;
+        if b.thread.starts_with(EXTERNAL_IMPORT_THREAD_PREFIX) {
+            continue;
+        }
         out.entry((b.tenant, b.thread))
             .or_default()
             .push((b.ordinal, id));

@@ -271,6 +271,20 @@ impl Validator {
         input: &MessageInput,
     ) -> Result<Result<(), InputError>, StoreError> {
         self.repeated = false;
+        if input
+            .thread
+            .starts_with(strataflow_log::record::EXTERNAL_IMPORT_THREAD_PREFIX)
+        {
+            return Ok(Err(InputError::field(
+                &input.location,
+                "thread",
+                format!(
+                    "thread `{}`: names starting with `{}` are reserved for external memory imports",
+                    input.thread,
+                    strataflow_log::record::EXTERNAL_IMPORT_THREAD_PREFIX
+                ),
+            )));
+        }
         let fingerprint = content_fingerprint(input);
         let key = message_key(input);
         if let Some(earlier) = self.seen.get(&key) {

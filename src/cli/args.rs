@@ -478,6 +478,46 @@ pub enum ImportCommand {
         /// The export directory (with manifest.json).
         dir: PathBuf,
     },
+    /// Import memories exported by another AI system
+    /// (`stratagate.external-memory.v2` JSON): each candidate is added,
+    /// merged, superseding, conflicting or ignored; prints the import id.
+    Memory {
+        /// The export file.
+        file: PathBuf,
+        /// Tenant to import into.
+        #[arg(long, default_value = "")]
+        tenant: String,
+        /// Print the decisions and write nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Also apply decisions below the auto-apply confidence (0.85);
+        /// otherwise they are reported and ignored.
+        #[arg(long)]
+        accept_uncertain: bool,
+        /// Import time (RFC 3339): the mention time of candidates without
+        /// one [default: the file's exportedAt].
+        #[arg(long, value_name = "RFC3339")]
+        imported_at: Option<String>,
+        /// Profile whose model decides (its `--model`); a profile without a
+        /// model uses the deterministic decider [default: the default profile].
+        #[arg(long)]
+        profile: Option<String>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Undo an external memory import: its events are removed from every
+    /// view and what they superseded is active again.
+    Undo {
+        /// The import id (or a unique prefix) printed by `import memory`.
+        id: String,
+        /// Why (kept in the record).
+        #[arg(long)]
+        reason: Option<String>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// Options shared by ingest and import.

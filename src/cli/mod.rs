@@ -19,7 +19,6 @@ use args::{
 };
 use progress::Progress;
 use strataflow::log::record::{Actor, GovernanceAction};
-use strataflow::materializers::event_status::EventStatus;
 use strataflow::operators::decay::parse_expand_target;
 use strataflow::operators::evidence_gate::AssessmentInput;
 use strataflow::{Channel, SearchRequest};
@@ -213,6 +212,56 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 from.display(),
                 report.last_seq
             )?;
+        }
+        Command::Import(ImportCommand::Memory {
+            file,
+            tenant,
+            dry_run,
+            accept_uncertain,
+            imported_at,
+            profile,
+            json,
+        }) => {
+            let imported_at = imported_at
+                .map(|t| {
+                    strataflow::log::SourceTime::parse_rfc3339(&t).ok_or_else(|| Failure {
+                        message: format!("--imported-at `{t}` is not an RFC 3339 time"),
+                        status: 2,
+                    })
+                })
+                .transpose()?;
+            let text = std::fs::read_to_string(&file).map_err(|e| Failure {
+                message: format!("cannot read {}: {e}", file.display()),
+                status: 1,
+            })?;
+            let memory = if dry_run {
+                open_existing(&dir)?
+            } else {
+                open(&dir)?
+            };
+            let options = strataflow::ExternalImportOptions {
+                tenant,
+                dry_run,
+                accept_uncertain,
+                imported_at,
+                profile,
+                ..strataflow::ExternalImportOptions::default()
+            };
+            let report = memory
+                .import_external_memory(&text, &options)
+                .map_err(|e| match e {
+                    MemoryError::ExternalImport(e) => Failure {
+                        message: format!("{}: {e}", file.display()),
+                        status: EXIT_REFUSED,
+                    },
+                    other => Failure::from(other),
+                })?;
+            render::external_import(&mut out, &report, json)?;
+        }
+        Command::Import(ImportCommand::Undo { id, reason, json }) => {
+            let memory = open_existing(&dir)?;
+            let report = memory.undo_import(&id, Actor::User, reason)?;
+            render::undo_import(&mut out, &report, json)?;
         }
         Command::Stats { json } => {
             let memory = open_existing(&dir)?;
@@ -527,6 +576,7 @@ fn govern(
         GovernanceAction::Pin => "pinned",
         GovernanceAction::Unpin => "unpinned",
         GovernanceAction::ExpandBlock { .. } => "expanded",
+        GovernanceAction::UndoImport => "undid the import of",
     };
     let record = memory.govern(&args.event, action, Actor::User, args.reason)?;
     let shown = memory.show(&args.event)?;
@@ -537,11 +587,7 @@ fn govern(
         out,
         "{name} event {}: now {}{} (governance record {})",
         event.short(),
-        state.map_or("unknown", |s| match s.status {
-            EventStatus::Active => "active",
-            EventStatus::Superseded => "superseded",
-            EventStatus::Forgotten => "forgotten",
-        }),
+        state.map_or("unknown", |s| s.status.name()),
         if state.is_some_and(|s| s.pinned) {
             ", pinned"
         } else {

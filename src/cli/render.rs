@@ -13,6 +13,7 @@ use strataflow::{
     AssessOutcome, BlockView, DerivationPlan, DerivationStatus, EventListing, ExpandedEvent,
     ExpandedNode, Memory, MemoryError, SearchResponse, Stats, ThreadBlocks, UseOutcome, ViewReport,
 };
+use strataflow::{ExternalImportReport, UndoReport};
 
 fn json_line(out: &mut dyn Write, value: &impl serde::Serialize) -> io::Result<()> {
     serde_json::to_writer_pretty(&mut *out, value).map_err(io::Error::other)?;
@@ -592,4 +593,119 @@ pub fn diff(
         }
     }
     Ok(())
+}
+
+/// `import memory`: the decisions (candidate, action, targets, confidence,
+/// reason) and the import id.
+pub fn external_import(
+    out: &mut dyn Write,
+    r: &ExternalImportReport,
+    json: bool,
+) -> io::Result<()> {
+    if json {
+        return json_line(out, r);
+    }
+    let mut counts = std::collections::BTreeMap::new();
+    for d in &r.decisions {
+        *counts.entry(d.action.name()).or_insert(0usize) += 1;
+    }
+    writeln!(
+        out,
+        "{} candidates{} from {} (imported at {}, decider {})",
+        r.candidates,
+        if r.dropped_candidates > 0 {
+            format!(" (+{} beyond the 200 read, skipped)", r.dropped_candidates)
+        } else {
+            String::new()
+        },
+        r.source_system.as_deref().unwrap_or("an unnamed system"),
+        r.imported_at.to_rfc3339(),
+        r.decider
+    )?;
+    writeln!(
+        out,
+        "{:>3}  {:<40}  {:<10}  {:<12}  {:>5}  reason",
+        "#", "candidate", "action", "targets", "conf"
+    )?;
+    for d in &r.decisions {
+        let title: String = d.title.chars().take(40).collect();
+        let action = if d.action == d.proposed {
+            d.action.name().to_owned()
+        } else {
+            format!("{}?", d.proposed.name())
+        };
+        let targets = d
+            .targets
+            .iter()
+            .map(|t| t.short())
+            .collect::<Vec<_>>()
+            .join(",");
+        writeln!(
+            out,
+            "{:>3}  {:<40}  {:<10}  {:<12}  {:>5}  {}",
+            d.index,
+            title,
+            action,
+            if targets.is_empty() {
+                "-".into()
+            } else {
+                targets
+            },
+            format!(
+                "{}.{:03}",
+                d.confidence_milli / 1000,
+                d.confidence_milli % 1000
+            ),
+            d.reason
+        )?;
+    }
+    let unconfirmed = r
+        .decisions
+        .iter()
+        .filter(|d| d.action != d.proposed)
+        .count();
+    if unconfirmed > 0 {
+        writeln!(
+            out,
+            "{unconfirmed} decision(s) marked `?` need confirmation (confidence < 0.85) and were {}; rerun with --accept-uncertain to apply them",
+            if r.dry_run { "left out" } else { "ignored" }
+        )?;
+    }
+    let summary = counts
+        .iter()
+        .map(|(a, n)| format!("{n} {a}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    match (&r.import_id, r.dry_run) {
+        (_, true) => writeln!(
+            out,
+            "dry run: {summary}; {} events would be written; nothing was written",
+            r.created_events.len()
+        ),
+        (Some(id), false) if r.already_imported => {
+            writeln!(out, "already imported as {id}: nothing new")
+        }
+        (Some(id), false) => writeln!(
+            out,
+            "imported {id}: {summary}; {} events written (undo: strataflow import undo {})",
+            r.created_events.len(),
+            id.short()
+        ),
+        (None, false) => writeln!(out, "{summary}"),
+    }
+}
+
+/// `import undo`.
+pub fn undo_import(out: &mut dyn Write, r: &UndoReport, json: bool) -> io::Result<()> {
+    if json {
+        return json_line(out, r);
+    }
+    writeln!(
+        out,
+        "undid import {}: {} events removed, {} events active again (governance record {})",
+        r.import_id,
+        r.removed_events.len(),
+        r.restored_events.len(),
+        r.governance.short()
+    )
 }

@@ -3,7 +3,9 @@
 
 use std::collections::BTreeMap;
 
-use strataflow_log::record::{Event, GraphAssertion, Outcome, Record, RecordKind};
+use strataflow_log::record::{
+    EXTERNAL_IMPORT_THREAD_PREFIX, Event, GraphAssertion, Outcome, Record, RecordKind,
+};
 use strataflow_log::{RecordId, SourceTime, Timestamp};
 use strataflow_materializers::event_status::{EventStatus, EventStatusView};
 use strataflow_materializers::graph_state::GraphState;
@@ -290,6 +292,16 @@ impl Memory {
                 &ops.summarizer.config_hash(),
                 None,
             )?;
+            if s.done.is_none()
+                && matches!(
+                    self.store.get(&block)?.map(|b| b.record),
+                    Some(Record::Block(b)) if b.thread.starts_with(EXTERNAL_IMPORT_THREAD_PREFIX)
+                )
+            {
+                // An import's source block is never derived.
+                out.blocks -= 1;
+                continue;
+            }
             tally(&mut summ, block, &s);
             if s.done.is_none() {
                 extr.pending += 1;
@@ -344,6 +356,16 @@ impl Memory {
                     continue;
                 }
                 if kind != RecordKind::Block {
+                    continue;
+                }
+                if th.starts_with(EXTERNAL_IMPORT_THREAD_PREFIX) {
+                    // An import's source block: its events come from the import.
+                    for event_id in self.imported_events(&id)? {
+                        if let Some(Record::Event(e)) = self.store.get(&event_id)?.map(|s| s.record)
+                        {
+                            out.events.push((event_id, th.clone(), e));
+                        }
+                    }
                     continue;
                 }
                 let s = stage_state(

@@ -16,6 +16,7 @@ use strataflow_pipeline::source::{SourceError, SourceItem, locomo};
 mod derivation;
 mod evidence;
 mod expand;
+mod external_import;
 mod governance;
 mod models;
 mod plan;
@@ -25,6 +26,9 @@ mod views;
 pub use derivation::{DerivationStatus, EventListing, FailureInfo, OperatorStatus, ProfileEvents};
 pub use evidence::{AssessOutcome, UseOutcome};
 pub use expand::{BlockView, ExpandedEvent, ExpandedNode, SourceMessage};
+pub use external_import::{
+    ExternalImportOptions, ExternalImportReport, IMPORT_BLOCK_TAG, ReportedDecision, UndoReport,
+};
 pub use models::ModelCallTotals;
 pub use plan::{DerivationPlan, OperatorPlan};
 pub use search::{Channel, SearchHit, SearchRequest, SearchResponse, Searcher};
@@ -68,6 +72,17 @@ pub enum MemoryError {
     /// A bad argument.
     #[error("{0}")]
     Invalid(String),
+    /// An external memory export is not valid.
+    #[error(transparent)]
+    ExternalImport(strataflow_operators::import::ExternalMemoryError),
+    /// The import decider's model failed on a candidate.
+    #[error("deciding import candidate {candidate}: {source}")]
+    ImportDecider {
+        /// 0-based candidate index.
+        candidate: usize,
+        /// The model's error.
+        source: strataflow_operators::model::ModelError,
+    },
 }
 
 impl From<DeriveError> for MemoryError {

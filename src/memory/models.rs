@@ -124,7 +124,10 @@ impl Memory {
         Ok(registry)
     }
 
-    fn gateway(&self, endpoint: &ModelEndpoint) -> Result<Arc<RecordingGateway>, MemoryError> {
+    pub(super) fn gateway(
+        &self,
+        endpoint: &ModelEndpoint,
+    ) -> Result<Arc<RecordingGateway>, MemoryError> {
         let key = format!(
             "{}\u{0}{}\u{0}{}",
             endpoint.base_url,

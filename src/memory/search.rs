@@ -333,6 +333,10 @@ impl Memory {
                 {
                     new_events.extend(d.outputs);
                 }
+                // Imported events belong to every profile.
+                Record::ImportSource(source) => {
+                    new_events.extend(source.decisions.iter().filter_map(|d| d.created_event));
+                }
                 _ => {}
             }
         }
@@ -704,6 +708,11 @@ impl Searcher {
         }
         h.update(self.graph_digest.as_bytes());
         h.finalize().to_hex().to_string()
+    }
+
+    /// The event index (every event with its status).
+    pub(crate) fn event_index(&self) -> &EventIndex {
+        &self.events
     }
 
     /// Events in the index.

@@ -14,7 +14,8 @@ pub use derived::{
     GraphAssertion, NodeKey, NodeType, Occurrence, Precision, Scope, TimeBasis,
 };
 pub use governance::{
-    Actor, Governance, GovernanceAction, ImportAction, ImportDecision, ImportSource,
+    Actor, EXTERNAL_IMPORT_THREAD_PREFIX, Governance, GovernanceAction, ImportAction,
+    ImportDecision, ImportSource,
 };
 pub use message::{Message, Role, ToolCall};
 pub use provenance::{Derivation, ModelCall, Outcome, TokenUsage};
@@ -185,7 +186,15 @@ impl Record {
     pub fn parents(&self) -> Vec<RecordId> {
         let refs = |refs: &[EvidenceRef]| refs.iter().map(|r| r.id).collect::<Vec<_>>();
         match self {
-            Self::Message(_) | Self::ModelCall(_) | Self::ImportSource(_) => Vec::new(),
+            Self::Message(_) | Self::ModelCall(_) => Vec::new(),
+            Self::ImportSource(r) => {
+                let mut p = vec![r.message, r.block];
+                for d in &r.decisions {
+                    p.extend(&d.targets);
+                    p.extend(d.created_event);
+                }
+                p
+            }
             Self::Block(r) => r.messages.clone(),
             Self::BlockSummary(r) => vec![r.block],
             Self::Event(r) => {

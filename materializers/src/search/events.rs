@@ -11,7 +11,8 @@
 //!
 //! [`EventIndex::search`] follows §11.4 steps 1–7:
 //!
-//! 1. **Candidates**: status `Active` or `Superseded` (never `Forgotten`),
+//! 1. **Candidates**: status `Active` or `Superseded` (never `Forgotten` or
+//!    `Removed`),
 //!    and the event's thread equals [`EventQuery::thread`] when given.
 //! 2. **Structured sets** over the candidates:
 //!    - participants (given when some requested participant is non-empty
@@ -260,11 +261,11 @@ impl EventIndex {
         };
         let old_bm25 = entry.bm25;
         let new_bm25 = match (status, old_bm25) {
-            (EventStatus::Forgotten, Some(d)) => {
+            (s, Some(d)) if s.is_hidden() => {
                 self.bm25.remove(d);
                 None
             }
-            (EventStatus::Forgotten, None) => None,
+            (s, None) if s.is_hidden() => None,
             (_, Some(d)) => Some(d),
             (_, None) => {
                 let mut doc = entry.doc.clone();
@@ -287,7 +288,7 @@ impl EventIndex {
 
     /// Adds a non-forgotten doc to BM25, returning its doc number.
     fn index_doc(&mut self, doc: &EventDoc) -> Option<u32> {
-        if doc.status == EventStatus::Forgotten {
+        if doc.status.is_hidden() {
             return None;
         }
         let next = u32::try_from(self.threads.len()).unwrap_or(u32::MAX);
@@ -330,7 +331,7 @@ impl EventIndex {
             self.entries
                 .values()
                 .map(|e| &e.doc)
-                .filter(|d| d.status != EventStatus::Forgotten)
+                .filter(|d| !d.status.is_hidden())
                 .filter(|d| q.thread.as_ref().is_none_or(|t| d.thread == *t))
                 .collect()
         } else {
@@ -535,8 +536,8 @@ impl EventIndex {
                 0 => None,
                 n => Some(u32::try_from(n - 1).map_err(|_| d.invalid("doc number"))?),
             };
-            if status == EventStatus::Forgotten && bm25.is_some() {
-                return Err(d.invalid("forgotten event in BM25"));
+            if status.is_hidden() && bm25.is_some() {
+                return Err(d.invalid("forgotten or removed event in BM25"));
             }
             let doc = EventDoc {
                 id,
@@ -585,6 +586,7 @@ fn status_code(status: EventStatus) -> u8 {
         EventStatus::Active => 0,
         EventStatus::Superseded => 1,
         EventStatus::Forgotten => 2,
+        EventStatus::Removed => 3,
     }
 }
 
@@ -593,6 +595,7 @@ fn status_from_code(code: u8) -> Option<EventStatus> {
         0 => Some(EventStatus::Active),
         1 => Some(EventStatus::Superseded),
         2 => Some(EventStatus::Forgotten),
+        3 => Some(EventStatus::Removed),
         _ => None,
     }
 }
