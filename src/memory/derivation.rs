@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use strataflow_log::record::{Event, GraphAssertion, Outcome, Record, RecordKind};
+use strataflow_log::record::{BlockSummary, Event, GraphAssertion, Outcome, Record, RecordKind};
 use strataflow_log::{RecordId, SourceTime, Timestamp};
 use strataflow_materializers::event_status::{EventStatus, EventStatusView};
 use strataflow_materializers::graph_state::GraphState;
@@ -161,21 +161,82 @@ impl Memory {
         Ok(())
     }
 
-    /// The event difference of two profiles for a tenant.
+    /// What two profiles remember differently for a tenant: their events,
+    /// graphs and block summaries.
     pub fn diff(
         &self,
         a: &str,
         b: &str,
         tenant: &str,
-    ) -> Result<strataflow_replay::diff::EventDiff, MemoryError> {
+    ) -> Result<strataflow_replay::diff::ProfileDiff, MemoryError> {
+        use strataflow_replay::diff;
         let mut events_a = self.profile_events(Some(a), tenant, None)?;
         let events_b = self.profile_events(Some(b), tenant, None)?;
         events_a.external.extend(events_b.external);
-        Ok(strataflow_replay::diff::diff_events(
-            &events_a.events,
-            &events_b.events,
-            &events_a.external,
-        ))
+        let events = diff::diff_events(&events_a.events, &events_b.events, &events_a.external);
+        // Source events → the messages they cite, for the graph items.
+        let cites: BTreeMap<RecordId, &[RecordId]> = events_a
+            .events
+            .iter()
+            .chain(&events_b.events)
+            .map(|(id, _, e)| (*id, e.source_messages.as_slice()))
+            .collect();
+        let sources = |ids: &[RecordId]| {
+            let mut messages: Vec<RecordId> = ids
+                .iter()
+                .filter_map(|id| cites.get(id))
+                .flat_map(|m| m.iter().copied())
+                .collect();
+            messages.sort_unstable();
+            messages.dedup();
+            diff::external_ids(&messages, &events_a.external)
+        };
+        let graph = diff::graph::diff_graphs(
+            &self.graph(Some(a), tenant)?,
+            &self.graph(Some(b), tenant)?,
+            &sources,
+        );
+        let summaries = diff::summary::diff_summaries(
+            &self.profile_summaries(Some(a), tenant)?,
+            &self.profile_summaries(Some(b), tenant)?,
+        );
+        Ok(diff::ProfileDiff {
+            events,
+            graph,
+            summaries,
+        })
+    }
+
+    /// The block summaries a profile's summarizer produced for a tenant:
+    /// `(block, thread, summary)` in thread and block order.
+    pub fn profile_summaries(
+        &self,
+        profile: Option<&str>,
+        tenant: &str,
+    ) -> Result<Vec<(RecordId, String, BlockSummary)>, MemoryError> {
+        let (_, ops) = self.operators(profile)?;
+        let (id, config) = (ops.summarizer.id(), ops.summarizer.config_hash());
+        let mut out = Vec::new();
+        for (t, th, _) in self.store.thread_heads()? {
+            if t != tenant {
+                continue;
+            }
+            for entry in self.store.thread_records(&t, &th, 0) {
+                let (_, kind, block) = entry?;
+                if kind != RecordKind::Block {
+                    continue;
+                }
+                let s = stage_state(&self.store, &block, &id, &config, None)?;
+                for summary in s.done.map(|d| d.outputs).unwrap_or_default() {
+                    if let Some(Record::BlockSummary(x)) =
+                        self.store.get(&summary)?.map(|s| s.record)
+                    {
+                        out.push((block, th.clone(), x));
+                    }
+                }
+            }
+        }
+        Ok(out)
     }
 
     /// Stores a profile (after checking its operators exist).
