@@ -146,8 +146,10 @@ pub enum Command {
     /// Operator profiles: list, show, create, set the default.
     #[command(subcommand)]
     Profile(ProfileCommand),
-    /// What two profiles remember differently: events only in A, only in B,
-    /// in both, and changed pairs with the fields that differ.
+    /// What two profiles remember differently: events (only in A, only in
+    /// B, in both, changed pairs with the fields that differ), graph facts
+    /// and edges, block summaries; with --queries, how the same questions
+    /// search under each.
     Diff {
         /// Profile A.
         a: String,
@@ -156,6 +158,12 @@ pub enum Command {
         /// Tenant.
         #[arg(long, default_value = "")]
         tenant: String,
+        /// Compare searches instead: every question of FILE (a LoCoMo file, or JSONL of `{"question", "evidence", "thread", "category"}`) under A and B.
+        #[arg(long, value_name = "FILE")]
+        queries: Option<PathBuf>,
+        /// Word budget of each search with --queries.
+        #[arg(long, value_name = "WORDS", default_value_t = strataflow::eval::query_diff::DEFAULT_QUERY_BUDGET, requires = "queries")]
+        budget: usize,
         /// JSON output.
         #[arg(long)]
         json: bool,

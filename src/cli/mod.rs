@@ -299,10 +299,27 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 writeln!(out, "  {file:<26} {rows:>10} rows")?;
             }
         }
-        Command::Diff { a, b, tenant, json } => {
+        Command::Diff {
+            a,
+            b,
+            tenant,
+            queries,
+            budget,
+            json,
+        } => {
             let memory = Memory::open_existing(&dir)?;
-            let diff = memory.diff(&a, &b, &tenant)?;
-            render::diff(&mut out, &a, &b, &diff, json)?;
+            match queries {
+                Some(file) => {
+                    let diff = strataflow::eval::query_diff::diff_queries(
+                        &memory, &a, &b, &tenant, &file, budget,
+                    )?;
+                    render::query_diff(&mut out, &diff, json)?;
+                }
+                None => {
+                    let diff = memory.diff(&a, &b, &tenant)?;
+                    render::diff(&mut out, &a, &b, &diff, json)?;
+                }
+            }
         }
         Command::Context {
             thread,

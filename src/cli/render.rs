@@ -611,3 +611,65 @@ pub fn diff(
     }
     Ok(())
 }
+
+/// `diff --queries`.
+pub fn query_diff(
+    out: &mut dyn Write,
+    d: &strataflow::eval::query_diff::QueryDiff,
+    json: bool,
+) -> io::Result<()> {
+    if json {
+        return json_line(out, d);
+    }
+    let (a, b) = (&d.a.profile, &d.b.profile);
+    writeln!(
+        out,
+        "{}: {} questions ({} with evidence, {} skipped), search all at {} words",
+        d.file, d.questions, d.with_evidence, d.skipped, d.budget
+    )?;
+    writeln!(
+        out,
+        "{:<12} {:>6} {:>6} {:>9}",
+        "profile", "hit", "full", "hit rate"
+    )?;
+    for p in [&d.a, &d.b] {
+        writeln!(
+            out,
+            "{:<12} {:>6} {:>6} {:>9.3}",
+            p.profile, p.hits, p.full, p.hit_rate
+        )?;
+    }
+    writeln!(
+        out,
+        "gained (hit in {b}, not {a}): {}; lost (hit in {a}, not {b}): {}; top result changed: {}",
+        d.gained.len(),
+        d.lost.len(),
+        d.top_changed
+    )?;
+    let hit = |h: Option<bool>| match h {
+        Some(true) => "hit",
+        Some(false) => "miss",
+        None => "-",
+    };
+    let top = |t: &Option<strataflow::eval::query_diff::TopHit>| match t {
+        Some(t) => {
+            let text: String = t.text.chars().take(70).collect();
+            let short: String = t.reference.chars().take(18).collect();
+            format!("{short} {text}")
+        }
+        None => "(nothing)".to_owned(),
+    };
+    for c in &d.changed {
+        writeln!(
+            out,
+            "? {}{}",
+            c.question,
+            c.thread
+                .as_deref()
+                .map_or_else(String::new, |t| format!("  [{t}]"))
+        )?;
+        writeln!(out, "  {a:<10} {:<4} {}", hit(c.hit_a), top(&c.top_a))?;
+        writeln!(out, "  {b:<10} {:<4} {}", hit(c.hit_b), top(&c.top_b))?;
+    }
+    Ok(())
+}

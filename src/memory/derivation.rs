@@ -162,7 +162,8 @@ impl Memory {
     }
 
     /// What two profiles remember differently for a tenant: their events,
-    /// graphs and block summaries.
+    /// graphs (each of its own events: [`Memory::graph_of_events`]) and
+    /// block summaries.
     pub fn diff(
         &self,
         a: &str,
@@ -191,9 +192,12 @@ impl Memory {
             messages.dedup();
             diff::external_ids(&messages, &events_a.external)
         };
+        let own = |events: &[(RecordId, String, Event)]| -> std::collections::BTreeSet<RecordId> {
+            events.iter().map(|(id, _, _)| *id).collect()
+        };
         let graph = diff::graph::diff_graphs(
-            &self.graph(Some(a), tenant)?,
-            &self.graph(Some(b), tenant)?,
+            &self.graph_of_events(Some(a), tenant, &own(&events_a.events))?,
+            &self.graph_of_events(Some(b), tenant, &own(&events_b.events))?,
             &sources,
         );
         let summaries = diff::summary::diff_summaries(
@@ -440,6 +444,28 @@ impl Memory {
     /// assertion of that projector), leaving out what only forgotten events
     /// support.
     pub fn graph(&self, profile: Option<&str>, tenant: &str) -> Result<GraphState, MemoryError> {
+        self.graph_where(profile, tenant, &|_| true)
+    }
+
+    /// The graph of a profile's own events: [`Memory::graph`] with only
+    /// the sources among `events` (the events the profile's extractor
+    /// produced). Profiles sharing a projector share its assertions, so
+    /// this is what tells their graphs apart.
+    pub fn graph_of_events(
+        &self,
+        profile: Option<&str>,
+        tenant: &str,
+        events: &std::collections::BTreeSet<RecordId>,
+    ) -> Result<GraphState, MemoryError> {
+        self.graph_where(profile, tenant, &|id| events.contains(id))
+    }
+
+    fn graph_where(
+        &self,
+        profile: Option<&str>,
+        tenant: &str,
+        keep: &dyn Fn(&RecordId) -> bool,
+    ) -> Result<GraphState, MemoryError> {
         let (key, fresh) = self.graph_membership_key(profile)?;
         let (membership, _) = self.refresh_keyed(&key, tenant, fresh)?;
         let assertion_ids = membership.assertions;
@@ -450,7 +476,9 @@ impl Memory {
             }
         }
         let status = self.event_status(tenant)?;
-        Ok(GraphState::fold(&assertions, &|id| status.is_visible(id)))
+        Ok(GraphState::fold(&assertions, &|id| {
+            keep(id) && status.is_visible(id)
+        }))
     }
 }
 
