@@ -312,13 +312,18 @@ pub struct SearchArgs {
 #[derive(Debug, Subcommand)]
 pub enum ExportCommand {
     /// One Parquet file per record kind (messages, blocks, summaries,
-    /// events, graph assertions, derivations) and a manifest.json.
+    /// events, graph assertions, derivations), one per view of a profile
+    /// (event status, weights, block levels, graph nodes, facts, edges)
+    /// and a manifest.json.
     Parquet {
         /// Output directory (created if needed).
         dir: PathBuf,
         /// Only this tenant.
         #[arg(long)]
         tenant: Option<String>,
+        /// Profile whose views are exported (default: the directory's default).
+        #[arg(long)]
+        profile: Option<String>,
         /// Only records after this log sequence number (incremental).
         #[arg(long, value_name = "SEQ", default_value_t = 0)]
         since: u64,

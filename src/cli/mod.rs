@@ -278,16 +278,11 @@ fn run(cli: Cli) -> Result<(), Failure> {
             dir: to,
             tenant,
             since,
+            profile,
         }) => {
             let memory = Memory::open_existing(&dir)?;
             let options = strataflow::replay::export::ExportOptions { tenant, since };
-            let manifest =
-                strataflow::replay::export::export_parquet(memory.store(), &to, &options).map_err(
-                    |e| Failure {
-                        message: e.to_string(),
-                        status: 1,
-                    },
-                )?;
+            let manifest = memory.export_parquet(&to, &options, profile.as_deref())?;
             writeln!(
                 out,
                 "exported records {}..={} to {}:",
@@ -296,6 +291,14 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 to.display()
             )?;
             for (file, rows) in &manifest.files {
+                writeln!(out, "  {file:<26} {rows:>10} rows")?;
+            }
+            writeln!(
+                out,
+                "views of profile `{}`:",
+                manifest.profile.as_deref().unwrap_or_default()
+            )?;
+            for (file, rows) in &manifest.views {
                 writeln!(out, "  {file:<26} {rows:>10} rows")?;
             }
         }

@@ -16,6 +16,7 @@ use strataflow_pipeline::source::{SourceError, SourceItem, locomo};
 mod derivation;
 mod evidence;
 mod expand;
+mod export;
 mod governance;
 mod search;
 mod views;
@@ -61,6 +62,9 @@ pub enum MemoryError {
         /// Thread.
         thread: String,
     },
+    /// A Parquet export failed.
+    #[error(transparent)]
+    Export(Box<strataflow_replay::export::ExportError>),
     /// A bad argument.
     #[error("{0}")]
     Invalid(String),
