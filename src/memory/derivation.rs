@@ -162,7 +162,7 @@ impl Memory {
     }
 
     /// What two profiles remember differently for a tenant: their events,
-    /// graphs (each of its own events: [`Memory::graph_of_events`]) and
+    /// graphs (each of its own derivations: [`Memory::profile_graph`]) and
     /// block summaries.
     pub fn diff(
         &self,
@@ -192,12 +192,9 @@ impl Memory {
             messages.dedup();
             diff::external_ids(&messages, &events_a.external)
         };
-        let own = |events: &[(RecordId, String, Event)]| -> std::collections::BTreeSet<RecordId> {
-            events.iter().map(|(id, _, _)| *id).collect()
-        };
         let graph = diff::graph::diff_graphs(
-            &self.graph_of_events(Some(a), tenant, &own(&events_a.events))?,
-            &self.graph_of_events(Some(b), tenant, &own(&events_b.events))?,
+            &self.profile_graph(Some(a), tenant)?,
+            &self.profile_graph(Some(b), tenant)?,
             &sources,
         );
         let summaries = diff::summary::diff_summaries(
@@ -440,32 +437,61 @@ impl Memory {
         Ok(state.view())
     }
 
+    /// The graph a profile's own derivations built for a tenant: the
+    /// assertions its projector made from its extractor's events, block by
+    /// block (found through their Derivation records), folded like
+    /// [`Memory::graph`]. Profiles sharing a projector share its graph
+    /// membership view, so this is what tells their graphs apart.
+    pub fn profile_graph(
+        &self,
+        profile: Option<&str>,
+        tenant: &str,
+    ) -> Result<GraphState, MemoryError> {
+        let (_, ops) = self.operators(profile)?;
+        let mut assertions: Vec<(RecordId, GraphAssertion)> = Vec::new();
+        for (t, th, _) in self.store.thread_heads()? {
+            if t != tenant {
+                continue;
+            }
+            for entry in self.store.thread_records(&t, &th, 0) {
+                let (_, kind, block) = entry?;
+                if kind != RecordKind::Block {
+                    continue;
+                }
+                let e = stage_state(
+                    &self.store,
+                    &block,
+                    &ops.extractor.id(),
+                    &ops.extractor.config_hash(),
+                    None,
+                )?;
+                let Some(done) = e.done else { continue };
+                let (Outcome::Ok, Some(first)) = (&done.outcome, done.outputs.first()) else {
+                    continue;
+                };
+                let p = stage_state(
+                    &self.store,
+                    first,
+                    &ops.projector.id(),
+                    &ops.projector.config_hash(),
+                    Some(&done.outputs),
+                )?;
+                for id in p.done.map(|d| d.outputs).unwrap_or_default() {
+                    if let Some(Record::GraphAssertion(a)) = self.store.get(&id)?.map(|s| s.record)
+                    {
+                        assertions.push((id, a));
+                    }
+                }
+            }
+        }
+        let status = self.event_status(tenant)?;
+        Ok(GraphState::fold(&assertions, &|id| status.is_visible(id)))
+    }
+
     /// The graph a profile's projector built for a tenant (from every
     /// assertion of that projector), leaving out what only forgotten events
     /// support.
     pub fn graph(&self, profile: Option<&str>, tenant: &str) -> Result<GraphState, MemoryError> {
-        self.graph_where(profile, tenant, &|_| true)
-    }
-
-    /// The graph of a profile's own events: [`Memory::graph`] with only
-    /// the sources among `events` (the events the profile's extractor
-    /// produced). Profiles sharing a projector share its assertions, so
-    /// this is what tells their graphs apart.
-    pub fn graph_of_events(
-        &self,
-        profile: Option<&str>,
-        tenant: &str,
-        events: &std::collections::BTreeSet<RecordId>,
-    ) -> Result<GraphState, MemoryError> {
-        self.graph_where(profile, tenant, &|id| events.contains(id))
-    }
-
-    fn graph_where(
-        &self,
-        profile: Option<&str>,
-        tenant: &str,
-        keep: &dyn Fn(&RecordId) -> bool,
-    ) -> Result<GraphState, MemoryError> {
         let (key, fresh) = self.graph_membership_key(profile)?;
         let (membership, _) = self.refresh_keyed(&key, tenant, fresh)?;
         let assertion_ids = membership.assertions;
@@ -476,9 +502,7 @@ impl Memory {
             }
         }
         let status = self.event_status(tenant)?;
-        Ok(GraphState::fold(&assertions, &|id| {
-            keep(id) && status.is_visible(id)
-        }))
+        Ok(GraphState::fold(&assertions, &|id| status.is_visible(id)))
     }
 }
 
