@@ -12,7 +12,7 @@
 //! scanned once, so memory does not grow with the log.
 //!
 //! [`export_parquet_with_views`] also writes one table per view of a
-//! profile ([`views`]): event status, weights, block levels and the graph
+//! profile (`export/views.rs`): event status, weights, block levels and the graph
 //! state (nodes, facts, edges). Views are derived from the records, so
 //! these tables carry no envelope and import skips them; the manifest
 //! lists them apart (`views`) with the view digests they were read at.
