@@ -124,6 +124,11 @@ impl WeightsView {
         self.events.get(id).map(|(w, _)| w)
     }
 
+    /// Every event's weight, by event id.
+    pub fn iter(&self) -> impl Iterator<Item = (&RecordId, &EventWeight)> {
+        self.events.iter().map(|(id, (w, _))| (id, w))
+    }
+
     /// blake3 hex over the canonical content: ids, mention counts, last
     /// adoption turns and the current turn (weights are derived from these,
     /// so no float enters the digest).

@@ -1,7 +1,10 @@
 //! What two profiles remember differently: their events compared by id
 //! (ids are content, so an identical event is the same record), and the
 //! events that changed paired by the messages they cite, with the fields
-//! that differ.
+//! that differ; their graphs ([`graph`]) and block summaries ([`summary`]).
+
+pub mod graph;
+pub mod summary;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -62,6 +65,19 @@ pub struct EventDiff {
     pub only_a: Vec<EventSide>,
     /// Events only B has.
     pub only_b: Vec<EventSide>,
+}
+
+/// Everything two profiles remember differently. In JSON the event
+/// difference's fields stay at the top level.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ProfileDiff {
+    /// Events.
+    #[serde(flatten)]
+    pub events: EventDiff,
+    /// Graph facts and edges.
+    pub graph: graph::GraphDiff,
+    /// Block summaries.
+    pub summaries: summary::SummaryDiff,
 }
 
 /// Compares two profiles' events. `external` maps message ids to their

@@ -10,6 +10,16 @@
 //!
 //! Rows are written in row groups of [`ROW_GROUP_ROWS`] while the log is
 //! scanned once, so memory does not grow with the log.
+//!
+//! [`export_parquet_with_views`] also writes one table per view of a
+//! profile (`export/views.rs`): event status, weights, block levels and the graph
+//! state (nodes, facts, edges). Views are derived from the records, so
+//! these tables carry no envelope and import skips them; the manifest
+//! lists them apart (`views`) with the view digests they were read at.
+
+mod views;
+
+pub use views::TenantViews;
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -17,8 +27,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use arrow::array::{
-    ArrayRef, BinaryBuilder, BooleanBuilder, Int16Builder, ListBuilder, StringBuilder,
-    TimestampMillisecondBuilder, UInt16Builder, UInt32Builder, UInt64Builder,
+    ArrayRef, BinaryBuilder, BooleanBuilder, Float64Builder, Int16Builder, ListBuilder,
+    StringBuilder, TimestampMillisecondBuilder, UInt16Builder, UInt32Builder, UInt64Builder,
 };
 use arrow::datatypes::{DataType, Field, Schema, TimeUnit};
 use arrow::record_batch::RecordBatch;
@@ -80,8 +90,18 @@ pub struct ExportManifest {
     pub through_seq: u64,
     /// Tenant filter, if any.
     pub tenant: Option<String>,
-    /// File name → rows.
+    /// File name → rows (record tables: the ones import reads).
     pub files: BTreeMap<String, u64>,
+    /// The profile whose views were exported, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
+    /// View table file name → rows (derived; import skips them).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub views: BTreeMap<String, u64>,
+    /// Tenant → view name → digest of the view the tables were read from
+    /// (the digests `strataflow views` prints).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub view_digests: BTreeMap<String, BTreeMap<String, String>>,
 }
 
 /// Column kinds of the export.
@@ -93,6 +113,7 @@ enum Column {
     U16(UInt16Builder),
     OptI16(Int16Builder),
     Bool(BooleanBuilder),
+    F64(Float64Builder),
     Ts(TimestampMillisecondBuilder),
     StrList(ListBuilder<StringBuilder>),
     Bin(BinaryBuilder),
@@ -107,6 +128,7 @@ impl Column {
             Self::U16(_) => DataType::UInt16,
             Self::OptI16(_) => DataType::Int16,
             Self::Bool(_) => DataType::Boolean,
+            Self::F64(_) => DataType::Float64,
             Self::Ts(_) => DataType::Timestamp(TimeUnit::Millisecond, Some("UTC".into())),
             Self::StrList(_) => DataType::List(Arc::new(Field::new("item", DataType::Utf8, true))),
             Self::Bin(_) => DataType::Binary,
@@ -126,6 +148,7 @@ impl Column {
             Self::U16(b) => Arc::new(b.finish()),
             Self::OptI16(b) => Arc::new(b.finish()),
             Self::Bool(b) => Arc::new(b.finish()),
+            Self::F64(b) => Arc::new(b.finish()),
             Self::Ts(b) => Arc::new(b.finish().with_timezone("UTC")),
             Self::StrList(b) => Arc::new(b.finish()),
             Self::Bin(b) => Arc::new(b.finish()),
@@ -142,6 +165,7 @@ enum Value<'a> {
     U16(u16),
     OptI16(Option<i16>),
     Bool(bool),
+    F64(f64),
     Ts(Option<i64>),
     StrList(Vec<String>),
     Bin(&'a [u8]),
@@ -159,10 +183,16 @@ struct Table {
 }
 
 impl Table {
+    /// A record table: the columns and the record's `envelope`.
     fn new(dir: &Path, name: &'static str, columns: Vec<(&'static str, Column)>) -> Self {
-        let (mut names, mut columns): (Vec<_>, Vec<_>) = columns.into_iter().unzip();
-        names.push("envelope");
-        columns.push(Column::Bin(BinaryBuilder::new()));
+        let mut columns = columns;
+        columns.push(("envelope", Column::Bin(BinaryBuilder::new())));
+        Self::plain(dir, name, columns)
+    }
+
+    /// A table of exactly these columns.
+    fn plain(dir: &Path, name: &'static str, columns: Vec<(&'static str, Column)>) -> Self {
+        let (names, columns): (Vec<_>, Vec<_>) = columns.into_iter().unzip();
         Self {
             name,
             path: dir.join(format!("{name}.parquet")),
@@ -190,6 +220,11 @@ impl Table {
         mut values: Vec<Value<'a>>,
     ) -> Result<(), ExportError> {
         values.push(Value::Bin(envelope));
+        self.push_row(values)
+    }
+
+    /// Appends one row of exactly the table's columns.
+    fn push_row(&mut self, values: Vec<Value<'_>>) -> Result<(), ExportError> {
         if values.len() != self.columns.len() {
             return Err(ExportError::Parquet {
                 path: self.path.clone(),
@@ -205,6 +240,7 @@ impl Table {
                 (Column::U16(b), Value::U16(v)) => b.append_value(v),
                 (Column::OptI16(b), Value::OptI16(v)) => b.append_option(v),
                 (Column::Bool(b), Value::Bool(v)) => b.append_value(v),
+                (Column::F64(b), Value::F64(v)) => b.append_value(v),
                 (Column::Ts(b), Value::Ts(v)) => b.append_option(v),
                 (Column::Bin(b), Value::Bin(v)) => b.append_value(v),
                 (Column::StrList(b), Value::StrList(v)) => {
@@ -630,6 +666,37 @@ pub fn export_parquet(
     dir: &Path,
     options: &ExportOptions,
 ) -> Result<ExportManifest, ExportError> {
+    let manifest = export_records(store, dir, options)?;
+    write_manifest(dir, &manifest)?;
+    Ok(manifest)
+}
+
+/// [`export_parquet`], plus one table per view of `profile` for each
+/// tenant of `views` (`view_*.parquet`), listed in the manifest with
+/// their row counts and digests.
+pub fn export_parquet_with_views(
+    store: &Store,
+    dir: &Path,
+    options: &ExportOptions,
+    profile: &str,
+    views: &[TenantViews],
+) -> Result<ExportManifest, ExportError> {
+    let mut manifest = export_records(store, dir, options)?;
+    manifest.profile = Some(profile.to_owned());
+    manifest.views = views::write(dir, views)?;
+    manifest.view_digests = views
+        .iter()
+        .map(|v| (v.tenant.clone(), v.digests.clone()))
+        .collect();
+    write_manifest(dir, &manifest)?;
+    Ok(manifest)
+}
+
+fn export_records(
+    store: &Store,
+    dir: &Path,
+    options: &ExportOptions,
+) -> Result<ExportManifest, ExportError> {
     std::fs::create_dir_all(dir).map_err(|source| ExportError::Io {
         path: dir.to_path_buf(),
         source,
@@ -652,15 +719,20 @@ pub fn export_parquet(
             .map_err(|e| ExportError::Store(StoreError::from(e)))?;
         tables.push(stored.seq, &stored.id, &stored.record, &envelope)?;
     }
-    let manifest = ExportManifest {
+    Ok(ExportManifest {
         schema_version: EXPORT_SCHEMA_VERSION,
         since_seq: options.since,
         through_seq: through,
         tenant: options.tenant.clone(),
         files: tables.close()?,
-    };
+        profile: None,
+        views: BTreeMap::new(),
+        view_digests: BTreeMap::new(),
+    })
+}
+
+fn write_manifest(dir: &Path, manifest: &ExportManifest) -> Result<(), ExportError> {
     let path = dir.join("manifest.json");
-    let text = serde_json::to_string_pretty(&manifest).unwrap_or_default();
-    std::fs::write(&path, text).map_err(|source| ExportError::Io { path, source })?;
-    Ok(manifest)
+    let text = serde_json::to_string_pretty(manifest).unwrap_or_default();
+    std::fs::write(&path, text).map_err(|source| ExportError::Io { path, source })
 }

@@ -1,10 +1,11 @@
 //! # strataflow-replay
 //!
-//! Comparing and rebuilding what profiles derive (DESIGN.md §7). Today:
-//! [`diff`], the event difference of two profiles (only in A, only in B,
-//! in both, and changed pairs matched by their source messages). Replay and
-//! verification of views arrive with the rest of issue 6; this crate holds
-//! its place in the dependency order
+//! Comparing and moving what profiles derive (DESIGN.md §7): [`diff`],
+//! the difference of two profiles (events only in A, only in B, in both,
+//! changed pairs matched by their source messages; graph facts and edges;
+//! block summaries), [`export`] (Parquet tables of the records and of a
+//! profile's views) and [`import`]. Replay itself is driven from the
+//! facade, where the persisted views live. Dependency order:
 //! `log ← operators ← materializers ← pipeline ← replay ← strataflow`.
 
 pub mod diff;

@@ -161,8 +161,10 @@ pub enum Command {
     /// Operator profiles: list, show, create, set the default.
     #[command(subcommand)]
     Profile(ProfileCommand),
-    /// What two profiles remember differently: events only in A, only in B,
-    /// in both, and changed pairs with the fields that differ.
+    /// What two profiles remember differently: events (only in A, only in
+    /// B, in both, changed pairs with the fields that differ), graph facts
+    /// and edges, block summaries; with --queries, how the same questions
+    /// search under each.
     Diff {
         /// Profile A.
         a: String,
@@ -171,6 +173,12 @@ pub enum Command {
         /// Tenant.
         #[arg(long, default_value = "")]
         tenant: String,
+        /// Compare searches instead: every question of FILE (a LoCoMo file, or JSONL of `{"question", "evidence", "thread", "category"}`) under A and B.
+        #[arg(long, value_name = "FILE")]
+        queries: Option<PathBuf>,
+        /// Word budget of each search with --queries.
+        #[arg(long, value_name = "WORDS", default_value_t = strataflow::eval::query_diff::DEFAULT_QUERY_BUDGET, requires = "queries")]
+        budget: usize,
         /// JSON output.
         #[arg(long)]
         json: bool,
@@ -319,13 +327,18 @@ pub struct SearchArgs {
 #[derive(Debug, Subcommand)]
 pub enum ExportCommand {
     /// One Parquet file per record kind (messages, blocks, summaries,
-    /// events, graph assertions, derivations) and a manifest.json.
+    /// events, graph assertions, derivations), one per view of a profile
+    /// (event status, weights, block levels, graph nodes, facts, edges)
+    /// and a manifest.json.
     Parquet {
         /// Output directory (created if needed).
         dir: PathBuf,
         /// Only this tenant.
         #[arg(long)]
         tenant: Option<String>,
+        /// Profile whose views are exported (default: the directory's default).
+        #[arg(long)]
+        profile: Option<String>,
         /// Only records after this log sequence number (incremental).
         #[arg(long, value_name = "SEQ", default_value_t = 0)]
         since: u64,

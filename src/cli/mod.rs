@@ -349,16 +349,11 @@ fn run(cli: Cli) -> Result<(), Failure> {
             dir: to,
             tenant,
             since,
+            profile,
         }) => {
             let memory = open_existing(&dir)?;
             let options = strataflow::replay::export::ExportOptions { tenant, since };
-            let manifest =
-                strataflow::replay::export::export_parquet(memory.store(), &to, &options).map_err(
-                    |e| Failure {
-                        message: e.to_string(),
-                        status: 1,
-                    },
-                )?;
+            let manifest = memory.export_parquet(&to, &options, profile.as_deref())?;
             writeln!(
                 out,
                 "exported records {}..={} to {}:",
@@ -369,11 +364,36 @@ fn run(cli: Cli) -> Result<(), Failure> {
             for (file, rows) in &manifest.files {
                 writeln!(out, "  {file:<26} {rows:>10} rows")?;
             }
+            writeln!(
+                out,
+                "views of profile `{}`:",
+                manifest.profile.as_deref().unwrap_or_default()
+            )?;
+            for (file, rows) in &manifest.views {
+                writeln!(out, "  {file:<26} {rows:>10} rows")?;
+            }
         }
-        Command::Diff { a, b, tenant, json } => {
+        Command::Diff {
+            a,
+            b,
+            tenant,
+            queries,
+            budget,
+            json,
+        } => {
             let memory = open_existing(&dir)?;
-            let diff = memory.diff(&a, &b, &tenant)?;
-            render::diff(&mut out, &a, &b, &diff, json)?;
+            match queries {
+                Some(file) => {
+                    let diff = strataflow::eval::query_diff::diff_queries(
+                        &memory, &a, &b, &tenant, &file, budget,
+                    )?;
+                    render::query_diff(&mut out, &diff, json)?;
+                }
+                None => {
+                    let diff = memory.diff(&a, &b, &tenant)?;
+                    render::diff(&mut out, &a, &b, &diff, json)?;
+                }
+            }
         }
         Command::Context {
             thread,

@@ -558,12 +558,14 @@ pub fn diff(
     out: &mut dyn Write,
     a: &str,
     b: &str,
-    d: &strataflow::replay::diff::EventDiff,
+    diff: &strataflow::replay::diff::ProfileDiff,
     json: bool,
 ) -> io::Result<()> {
+    use strataflow::replay::diff::graph::GraphItem;
     if json {
-        return json_line(out, d);
+        return json_line(out, diff);
     }
+    let (d, g, s) = (&diff.events, &diff.graph, &diff.summaries);
     writeln!(
         out,
         "events: {} in both, {} changed, {} only in {a}, {} only in {b}",
@@ -571,6 +573,25 @@ pub fn diff(
         d.changed.len(),
         d.only_a.len(),
         d.only_b.len()
+    )?;
+    writeln!(
+        out,
+        "graph: {} facts and edges the same, {} added (only in {b}), {} removed (only in {a}), {} closed, {} different; nodes: {} only in {a}, {} only in {b}",
+        g.same,
+        g.added.len(),
+        g.removed.len(),
+        g.closed.len(),
+        g.different.len(),
+        g.nodes_only_a.len(),
+        g.nodes_only_b.len()
+    )?;
+    writeln!(
+        out,
+        "summaries: {} blocks the same, {} differ, {} only in {a}, {} only in {b}",
+        s.same,
+        s.different.len(),
+        s.only_a.len(),
+        s.only_b.len()
     )?;
     let sources = |s: &strataflow::replay::diff::EventSide| s.source_messages.join(", ");
     for c in &d.changed {
@@ -591,6 +612,100 @@ pub fn diff(
                 s.event_type
             )?;
         }
+    }
+    let item = |i: &GraphItem| {
+        let what = match &i.target {
+            Some(to) => format!("{} -[{}]-> {}", i.node, i.key, to),
+            None => format!("{} {}: {}", i.node, i.key, i.values.join(", ")),
+        };
+        format!(
+            "{}{what}  [{} .. {}] [{}]",
+            if i.current { "* " } else { "  " },
+            i.valid_from.as_deref().unwrap_or("?"),
+            i.valid_to.as_deref().unwrap_or(""),
+            i.source_messages.join(", ")
+        )
+    };
+    for i in &g.removed {
+        writeln!(out, "graph removed  {}", item(i))?;
+    }
+    for i in &g.added {
+        writeln!(out, "graph added    {}", item(i))?;
+    }
+    for (label, changes) in [("closed", &g.closed), ("different", &g.different)] {
+        for c in changes {
+            writeln!(out, "graph {label:<9} {a}: {}", item(&c.a))?;
+            writeln!(out, "{:<16}{b}: {}", "", item(&c.b))?;
+        }
+    }
+    for c in &s.different {
+        writeln!(out, "summary  {} block {}", c.thread, c.block.short())?;
+        for f in &c.fields {
+            writeln!(out, "  {:<15} {a}: {}", f.field, f.a)?;
+            writeln!(out, "  {:<15} {b}: {}", "", f.b)?;
+        }
+    }
+    Ok(())
+}
+
+/// `diff --queries`.
+pub fn query_diff(
+    out: &mut dyn Write,
+    d: &strataflow::eval::query_diff::QueryDiff,
+    json: bool,
+) -> io::Result<()> {
+    if json {
+        return json_line(out, d);
+    }
+    let (a, b) = (&d.a.profile, &d.b.profile);
+    writeln!(
+        out,
+        "{}: {} questions ({} with evidence, {} skipped), search all at {} words",
+        d.file, d.questions, d.with_evidence, d.skipped, d.budget
+    )?;
+    writeln!(
+        out,
+        "{:<12} {:>6} {:>6} {:>9}",
+        "profile", "hit", "full", "hit rate"
+    )?;
+    for p in [&d.a, &d.b] {
+        writeln!(
+            out,
+            "{:<12} {:>6} {:>6} {:>9.3}",
+            p.profile, p.hits, p.full, p.hit_rate
+        )?;
+    }
+    writeln!(
+        out,
+        "gained (hit in {b}, not {a}): {}; lost (hit in {a}, not {b}): {}; top result changed: {}",
+        d.gained.len(),
+        d.lost.len(),
+        d.top_changed
+    )?;
+    let hit = |h: Option<bool>| match h {
+        Some(true) => "hit",
+        Some(false) => "miss",
+        None => "-",
+    };
+    let top = |t: &Option<strataflow::eval::query_diff::TopHit>| match t {
+        Some(t) => {
+            let text: String = t.text.chars().take(70).collect();
+            let short: String = t.reference.chars().take(18).collect();
+            format!("{short} {text}")
+        }
+        None => "(nothing)".to_owned(),
+    };
+    for c in &d.changed {
+        writeln!(
+            out,
+            "? {}{}",
+            c.question,
+            c.thread
+                .as_deref()
+                .map_or_else(String::new, |t| format!("  [{t}]"))
+        )?;
+        writeln!(out, "  {a:<10} {:<4} {}", hit(c.hit_a), top(&c.top_a))?;
+        writeln!(out, "  {b:<10} {:<4} {}", hit(c.hit_b), top(&c.top_b))?;
     }
     Ok(())
 }

@@ -16,11 +16,10 @@
 //! event whose happened interval contains the gold date.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-
-use serde_json::Value;
+use std::path::PathBuf;
 
 use super::gold::gold_period;
+use super::questions::{evidence_score as score, locomo_questions as questions};
 use crate::memory::{Channel, SearchHit, SearchRequest};
 use crate::{Memory, MemoryError};
 
@@ -98,16 +97,6 @@ struct BudgetTally {
     temporal_contains: usize,
 }
 
-/// A question of a conversation.
-struct Question {
-    thread: String,
-    text: String,
-    category: u64,
-    evidence: Vec<String>,
-    answer: String,
-    year: i32,
-}
-
 /// Runs the evaluation with the built-in default operators.
 pub fn evaluate(files: &[PathBuf], budgets: &[usize]) -> Result<EvalReport, MemoryError> {
     evaluate_with(files, budgets, None)
@@ -152,7 +141,8 @@ pub fn evaluate_with(
         }
         let searcher = memory.searcher(None, "")?;
         for q in questions(file)? {
-            if !(1..=4).contains(&q.category) || q.evidence.is_empty() {
+            let category = q.category.unwrap_or(0);
+            if !(1..=4).contains(&category) || q.evidence.is_empty() {
                 continue;
             }
             for (b, budget) in budgets.iter().enumerate() {
@@ -162,14 +152,14 @@ pub fn evaluate_with(
                 let (system, baseline) = (&mut t.system, &mut t.baseline);
                 let request = SearchRequest {
                     query: q.text.clone(),
-                    thread: Some(q.thread.clone()),
+                    thread: q.thread.clone(),
                     budget: Some(*budget),
                     ..SearchRequest::default()
                 };
                 let hits = searcher.search(Channel::All, &request)?;
                 let (hit, full, words) = score(&hits, &q.evidence);
                 system
-                    .entry(q.category.to_string())
+                    .entry(category.to_string())
                     .or_default()
                     .add(hit, full, words);
                 system
@@ -185,14 +175,14 @@ pub fn evaluate_with(
                 )?;
                 let (hit, full, words) = score(&raw, &q.evidence);
                 baseline
-                    .entry(q.category.to_string())
+                    .entry(category.to_string())
                     .or_default()
                     .add(hit, full, words);
                 baseline
                     .entry("overall".into())
                     .or_default()
                     .add(hit, full, words);
-                if q.category == 2 {
+                if category == 2 {
                     if let Some(gold) = gold_period(&q.answer, q.year) {
                         t.temporal_questions += 1;
                         let top = hits
@@ -230,23 +220,6 @@ pub fn evaluate_with(
     })
 }
 
-/// Graph nodes are left out of the count: a node's text is a few facts
-/// ("likes: painting") merged from many messages, so citing them all does
-/// not mean its text holds any one message's evidence.
-fn score(hits: &[SearchHit], evidence: &[String]) -> (bool, bool, usize) {
-    let returned: Vec<&String> = hits
-        .iter()
-        .filter(|h| h.kind != "node")
-        .flat_map(|h| h.source_messages.iter())
-        .collect();
-    let found = evidence.iter().filter(|e| returned.contains(e)).count();
-    (
-        found > 0,
-        found == evidence.len(),
-        hits.iter().map(|h| h.words).sum(),
-    )
-}
-
 fn contains(hit: &SearchHit, gold: super::gold::Period) -> bool {
     let (Some(s), Some(e)) = (hit.happened_start, hit.happened_end) else {
         return false;
@@ -255,89 +228,4 @@ fn contains(hit: &SearchHit, gold: super::gold::Period) -> bool {
         chrono::DateTime::from_timestamp_millis(t.0).map(|d| d.date_naive())
     };
     matches!((date(s), date(e)), (Some(s), Some(e)) if s <= gold.start && gold.end <= e)
-}
-
-/// The questions of a LoCoMo file (either layout), with their thread.
-fn questions(path: &Path) -> Result<Vec<Question>, MemoryError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| MemoryError::Invalid(format!("cannot read {}: {e}", path.display())))?;
-    let value: Value = serde_json::from_str(&text)
-        .map_err(|e| MemoryError::Invalid(format!("{}: malformed JSON: {e}", path.display())))?;
-    let stem = path
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let samples: Vec<(String, &Value, &Value)> = match &value {
-        Value::Array(items) => items
-            .iter()
-            .filter_map(|s| {
-                Some((
-                    s.get("sample_id")?.as_str()?.to_owned(),
-                    s.get("qa")?,
-                    s.get("conversation")?,
-                ))
-            })
-            .collect(),
-        Value::Object(o) if o.contains_key("conversation") => value
-            .get("qa")
-            .zip(value.get("conversation"))
-            .map(|(qa, c)| {
-                let id = value
-                    .get("sample_id")
-                    .and_then(Value::as_str)
-                    .unwrap_or(&stem)
-                    .to_owned();
-                vec![(id, qa, c)]
-            })
-            .unwrap_or_default(),
-        Value::Object(o) => o
-            .get("qa")
-            .map(|qa| {
-                let id = o
-                    .get("sample_id")
-                    .and_then(Value::as_str)
-                    .unwrap_or(&stem)
-                    .to_owned();
-                vec![(id, qa, &value)]
-            })
-            .unwrap_or_default(),
-        _ => Vec::new(),
-    };
-    let mut out = Vec::new();
-    for (thread, qa, conversation) in samples {
-        let year = conversation
-            .get("session_1_date_time")
-            .and_then(Value::as_str)
-            .and_then(|s| s.rsplit(' ').next())
-            .and_then(|y| y.trim().parse().ok())
-            .unwrap_or(2023);
-        for q in qa.as_array().map(Vec::as_slice).unwrap_or_default() {
-            let answer = match q.get("answer") {
-                Some(Value::String(s)) => s.clone(),
-                Some(other) => other.to_string(),
-                None => String::new(),
-            };
-            out.push(Question {
-                thread: thread.clone(),
-                text: q
-                    .get("question")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_owned(),
-                category: q.get("category").and_then(Value::as_u64).unwrap_or(0),
-                evidence: q
-                    .get("evidence")
-                    .and_then(Value::as_array)
-                    .map(|e| {
-                        e.iter()
-                            .filter_map(|x| x.as_str().map(str::to_owned))
-                            .collect()
-                    })
-                    .unwrap_or_default(),
-                answer,
-                year,
-            });
-        }
-    }
-    Ok(out)
 }

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use strataflow_log::record::{
-    EXTERNAL_IMPORT_THREAD_PREFIX, Event, GraphAssertion, Outcome, Record, RecordKind,
+    BlockSummary, EXTERNAL_IMPORT_THREAD_PREFIX, Event, GraphAssertion, Outcome, Record, RecordKind,
 };
 use strataflow_log::{RecordId, SourceTime, Timestamp};
 use strataflow_materializers::event_status::{EventStatus, EventStatusView};
@@ -165,21 +165,83 @@ impl Memory {
         Ok(())
     }
 
-    /// The event difference of two profiles for a tenant.
+    /// What two profiles remember differently for a tenant: their events,
+    /// graphs (each of its own derivations: [`Memory::profile_graph`]) and
+    /// block summaries.
     pub fn diff(
         &self,
         a: &str,
         b: &str,
         tenant: &str,
-    ) -> Result<strataflow_replay::diff::EventDiff, MemoryError> {
+    ) -> Result<strataflow_replay::diff::ProfileDiff, MemoryError> {
+        use strataflow_replay::diff;
         let mut events_a = self.profile_events(Some(a), tenant, None)?;
         let events_b = self.profile_events(Some(b), tenant, None)?;
         events_a.external.extend(events_b.external);
-        Ok(strataflow_replay::diff::diff_events(
-            &events_a.events,
-            &events_b.events,
-            &events_a.external,
-        ))
+        let events = diff::diff_events(&events_a.events, &events_b.events, &events_a.external);
+        // Source events → the messages they cite, for the graph items.
+        let cites: BTreeMap<RecordId, &[RecordId]> = events_a
+            .events
+            .iter()
+            .chain(&events_b.events)
+            .map(|(id, _, e)| (*id, e.source_messages.as_slice()))
+            .collect();
+        let sources = |ids: &[RecordId]| {
+            let mut messages: Vec<RecordId> = ids
+                .iter()
+                .filter_map(|id| cites.get(id))
+                .flat_map(|m| m.iter().copied())
+                .collect();
+            messages.sort_unstable();
+            messages.dedup();
+            diff::external_ids(&messages, &events_a.external)
+        };
+        let graph = diff::graph::diff_graphs(
+            &self.profile_graph(Some(a), tenant)?,
+            &self.profile_graph(Some(b), tenant)?,
+            &sources,
+        );
+        let summaries = diff::summary::diff_summaries(
+            &self.profile_summaries(Some(a), tenant)?,
+            &self.profile_summaries(Some(b), tenant)?,
+        );
+        Ok(diff::ProfileDiff {
+            events,
+            graph,
+            summaries,
+        })
+    }
+
+    /// The block summaries a profile's summarizer produced for a tenant:
+    /// `(block, thread, summary)` in thread and block order.
+    pub fn profile_summaries(
+        &self,
+        profile: Option<&str>,
+        tenant: &str,
+    ) -> Result<Vec<(RecordId, String, BlockSummary)>, MemoryError> {
+        let (_, ops) = self.operators(profile)?;
+        let (id, config) = (ops.summarizer.id(), ops.summarizer.config_hash());
+        let mut out = Vec::new();
+        for (t, th, _) in self.store.thread_heads()? {
+            if t != tenant {
+                continue;
+            }
+            for entry in self.store.thread_records(&t, &th, 0) {
+                let (_, kind, block) = entry?;
+                if kind != RecordKind::Block {
+                    continue;
+                }
+                let s = stage_state(&self.store, &block, &id, &config, None)?;
+                for summary in s.done.map(|d| d.outputs).unwrap_or_default() {
+                    if let Some(Record::BlockSummary(x)) =
+                        self.store.get(&summary)?.map(|s| s.record)
+                    {
+                        out.push((block, th.clone(), x));
+                    }
+                }
+            }
+        }
+        Ok(out)
     }
 
     /// Stores a profile (after checking its operators exist).
@@ -408,6 +470,57 @@ impl Memory {
         let (state, _) =
             self.refresh::<strataflow_materializers::view::EventStatusState>(tenant)?;
         Ok(state.view())
+    }
+
+    /// The graph a profile's own derivations built for a tenant: the
+    /// assertions its projector made from its extractor's events, block by
+    /// block (found through their Derivation records), folded like
+    /// [`Memory::graph`]. Profiles sharing a projector share its graph
+    /// membership view, so this is what tells their graphs apart.
+    pub fn profile_graph(
+        &self,
+        profile: Option<&str>,
+        tenant: &str,
+    ) -> Result<GraphState, MemoryError> {
+        let (_, ops) = self.operators(profile)?;
+        let mut assertions: Vec<(RecordId, GraphAssertion)> = Vec::new();
+        for (t, th, _) in self.store.thread_heads()? {
+            if t != tenant {
+                continue;
+            }
+            for entry in self.store.thread_records(&t, &th, 0) {
+                let (_, kind, block) = entry?;
+                if kind != RecordKind::Block {
+                    continue;
+                }
+                let e = stage_state(
+                    &self.store,
+                    &block,
+                    &ops.extractor.id(),
+                    &ops.extractor.config_hash(),
+                    None,
+                )?;
+                let Some(done) = e.done else { continue };
+                let (Outcome::Ok, Some(first)) = (&done.outcome, done.outputs.first()) else {
+                    continue;
+                };
+                let p = stage_state(
+                    &self.store,
+                    first,
+                    &ops.projector.id(),
+                    &ops.projector.config_hash(),
+                    Some(&done.outputs),
+                )?;
+                for id in p.done.map(|d| d.outputs).unwrap_or_default() {
+                    if let Some(Record::GraphAssertion(a)) = self.store.get(&id)?.map(|s| s.record)
+                    {
+                        assertions.push((id, a));
+                    }
+                }
+            }
+        }
+        let status = self.event_status(tenant)?;
+        Ok(GraphState::fold(&assertions, &|id| status.is_visible(id)))
     }
 
     /// The graph a profile's projector built for a tenant (from every

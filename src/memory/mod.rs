@@ -16,6 +16,7 @@ use strataflow_pipeline::source::{SourceError, SourceItem, locomo};
 mod derivation;
 mod evidence;
 mod expand;
+mod export;
 mod external_import;
 mod governance;
 mod models;
@@ -69,6 +70,9 @@ pub enum MemoryError {
         /// Thread.
         thread: String,
     },
+    /// A Parquet export failed.
+    #[error(transparent)]
+    Export(Box<strataflow_replay::export::ExportError>),
     /// A bad argument.
     #[error("{0}")]
     Invalid(String),

@@ -56,4 +56,56 @@ months = con.execute(
         from '{export}/events.parquet' group by 1 order by 1"""
 ).fetchall()
 assert sum(c for _, c in months) == expected["events"]
-print(f"export OK: {sum(expected.values())} rows, {len(months)} months of events, {joined} event-message links")
+
+# View tables: listed apart in the manifest, typed, joinable to the records.
+views = manifest["views"]
+assert manifest["profile"], manifest
+view_rows = {}
+for name in ("view_event_status", "view_weights", "view_block_levels",
+             "view_graph_nodes", "view_graph_facts", "view_graph_edges"):
+    table = pq.read_table(f"{export}/{name}.parquet")
+    assert views[f"{name}.parquet"] == table.num_rows, f"manifest: {name}"
+    assert f"{name}.parquet" not in manifest["files"], f"{name} is not a record table"
+    view_rows[name] = table.num_rows
+status = pq.read_table(f"{export}/view_event_status.parquet")
+assert pa.types.is_list(status.schema.field("superseded_by").type), status.schema
+assert pa.types.is_boolean(status.schema.field("pinned").type), status.schema
+assert status.num_rows == expected["events"], (status.num_rows, expected["events"])
+facts = pq.read_table(f"{export}/view_graph_facts.parquet")
+for col in ("valid_from", "valid_to"):
+    assert pa.types.is_timestamp(facts.schema.field(col).type), col
+assert pa.types.is_floating(pq.read_table(f"{export}/view_weights.parquet").schema.field("weight").type)
+# Every event has a status; the statuses of the events, per status.
+by_status = dict(con.execute(
+    f"""
+    select s.status, count(*)
+    from '{export}/view_event_status.parquet' s
+    join '{export}/events.parquet' e on e.id = s.event_id
+    group by 1
+    """
+).fetchall())
+assert sum(by_status.values()) == expected["events"], by_status
+# Weights of active events, joined through the status view.
+active_weights = con.execute(
+    f"""
+    select count(*), min(w.weight), max(w.weight)
+    from '{export}/view_weights.parquet' w
+    join '{export}/view_event_status.parquet' s on s.event_id = w.event_id and s.tenant = w.tenant
+    where s.status = 'active'
+    """
+).fetchone()
+assert active_weights[0] == by_status.get("active", 0), (active_weights, by_status)
+assert 0.0 < active_weights[1] <= active_weights[2] <= 1.0, active_weights
+# Block levels name blocks of the export; facts name nodes of the graph table.
+levels_joined = con.execute(
+    f"""select count(*) from '{export}/view_block_levels.parquet' l
+        join '{export}/blocks.parquet' b on b.id = l.block_id and b.thread = l.thread"""
+).fetchone()[0]
+assert levels_joined == view_rows["view_block_levels"] > 0, levels_joined
+orphans = con.execute(
+    f"""select count(*) from '{export}/view_graph_facts.parquet' f
+        where not exists (select 1 from '{export}/view_graph_nodes.parquet' n
+                          where n.node = f.node and n.tenant = f.tenant)"""
+).fetchone()[0]
+assert orphans == 0, f"{orphans} facts without a node"
+print(f"export OK: {sum(expected.values())} rows, {len(months)} months of events, {joined} event-message links, {sum(view_rows.values())} view rows")

@@ -1,0 +1,60 @@
+//! Parquet export of a [`Memory`]: the log's records and a profile's views.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use strataflow_materializers::view::WeightsState;
+use strataflow_replay::export::{ExportManifest, ExportOptions, TenantViews};
+
+use super::{Memory, MemoryError};
+
+impl Memory {
+    /// Exports the records (as [`strataflow_replay::export::export_parquet`])
+    /// and the views of `profile` (`None`: the default) for the tenant of
+    /// `options` or every tenant, each view refreshed to the end of the log.
+    pub fn export_parquet(
+        &self,
+        dir: &Path,
+        options: &ExportOptions,
+        profile: Option<&str>,
+    ) -> Result<ExportManifest, MemoryError> {
+        let (profile, _) = self.operators(profile)?;
+        let name = Some(profile.name.as_str());
+        let tenants = match &options.tenant {
+            Some(t) => vec![t.clone()],
+            None => self.tenants()?,
+        };
+        let mut views = Vec::new();
+        for tenant in tenants {
+            let digests: BTreeMap<String, String> = self
+                .profile_views(name, &tenant, false)?
+                .into_iter()
+                .map(|r| (r.view.to_owned(), r.digest))
+                .collect();
+            let status = self.event_status(&tenant)?;
+            let (weights, _) = self.refresh::<WeightsState>(&tenant)?;
+            let (key, fresh) = self.block_levels_key(name)?;
+            let (levels, _) = self.refresh_keyed(&key, &tenant, fresh)?;
+            views.push(TenantViews {
+                weights: weights.view(&status),
+                levels: levels
+                    .inputs
+                    .keys()
+                    .map(|thread| (thread.clone(), levels.thread(thread)))
+                    .collect(),
+                graph: self.graph(name, &tenant)?,
+                status,
+                digests,
+                tenant,
+            });
+        }
+        strataflow_replay::export::export_parquet_with_views(
+            &self.store,
+            dir,
+            options,
+            &profile.name,
+            &views,
+        )
+        .map_err(|e| MemoryError::Export(Box::new(e)))
+    }
+}
