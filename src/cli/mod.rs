@@ -844,10 +844,5 @@ fn run_ingest(
         progress.elapsed(),
         args.skip_invalid.as_deref(),
     )?;
-    // Blocks were derived as they sealed; failed operator runs are retried
-    // here, with the backoff of the retry policy.
-    if !args.no_derive && stats.failed_runs > 0 {
-        run_derive(out, memory, None, args.quiet)?;
-    }
     Ok(())
 }

@@ -127,18 +127,13 @@ pub fn evaluate_with(
         }
         let mut options = memory.ingest_options()?;
         options.durability = strataflow_log::Durability::Buffered;
-        let stats = memory.import_locomo(
+        memory.import_locomo(
             file,
             "",
             &options,
             strataflow_pipeline::ingest::OnInvalid::Refuse,
             &mut |_| {},
         )?;
-        if stats.failed_runs > 0 {
-            let mut derive = memory.derive_options();
-            derive.durability = strataflow_log::Durability::Buffered;
-            memory.derive(None, &derive, &mut |_| {})?;
-        }
         let searcher = memory.searcher(None, "")?;
         for q in questions(file)? {
             let category = q.category.unwrap_or(0);

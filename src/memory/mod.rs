@@ -301,7 +301,9 @@ impl Memory {
         progress: &mut dyn FnMut(&IngestStats),
     ) -> Result<IngestStats, MemoryError> {
         let source = JsonlFile(path.to_path_buf());
-        let result = ingest::ingest(&self.store, &source, options, on_invalid, progress);
+        let result = ingest::ingest(&self.store, &source, options, on_invalid, progress)
+            .map_err(MemoryError::from)
+            .and_then(|stats| self.retry_failed_runs(options, stats));
         self.save_model_counters()?;
         let stats = result?;
         self.materialize(options)?;
@@ -318,10 +320,37 @@ impl Memory {
         progress: &mut dyn FnMut(&IngestStats),
     ) -> Result<IngestStats, MemoryError> {
         let items: Vec<SourceItem> = locomo::read(path, tenant).map_err(IngestError::from)?;
-        let result = ingest::ingest(&self.store, &items, options, on_invalid, progress);
+        let result = ingest::ingest(&self.store, &items, options, on_invalid, progress)
+            .map_err(MemoryError::from)
+            .and_then(|stats| self.retry_failed_runs(options, stats));
         self.save_model_counters()?;
         let stats = result?;
         self.materialize(options)?;
+        Ok(stats)
+    }
+
+    /// Blocks are derived as they seal; operator runs that failed then
+    /// (a model service down, an invalid answer) are retried here with the
+    /// backoff of the retry policy, up to its attempt limit. The returned
+    /// stats count the runs still failed.
+    fn retry_failed_runs(
+        &self,
+        options: &IngestOptions,
+        mut stats: IngestStats,
+    ) -> Result<IngestStats, MemoryError> {
+        let Some(ops) = &options.operators else {
+            return Ok(stats);
+        };
+        if stats.failed_runs == 0 {
+            return Ok(stats);
+        }
+        let derive_options = strataflow_pipeline::derive::DeriveOptions {
+            durability: options.durability,
+            ..self.derive_options()
+        };
+        let derived =
+            strataflow_pipeline::derive::derive(&self.store, ops, &derive_options, &mut |_| {})?;
+        stats.failed_runs = derived.terminal;
         Ok(stats)
     }
 

@@ -31,11 +31,7 @@ pub fn ref_lines(body: &Value, prefix: char) -> Vec<Value> {
         .lines()
         .filter(|l| l.starts_with('{'))
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|v| {
-            v["ref"]
-                .as_str()
-                .is_some_and(|r| r.starts_with(prefix))
-        })
+        .filter(|v| v["ref"].as_str().is_some_and(|r| r.starts_with(prefix)))
         .collect()
 }
 
@@ -102,7 +98,11 @@ pub fn answer(body: &Value) -> Value {
             let mut nodes: Vec<Value> = Vec::new();
             for event in ref_lines(body, 'e') {
                 let r = event["ref"].clone();
-                for p in event["participants"].as_array().cloned().unwrap_or_default() {
+                for p in event["participants"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default()
+                {
                     let Some(name) = p.as_str() else { continue };
                     if let Some(node) = nodes.iter_mut().find(|n| n["name"] == name) {
                         if let Some(sources) = node["sources"].as_array_mut() {

@@ -7,4 +7,6 @@
     clippy::indexing_slicing
 )]
 
+pub mod llm_profile;
+pub mod mirror_model;
 pub mod model_server;
