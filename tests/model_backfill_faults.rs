@@ -2,7 +2,7 @@
 //! 429 and 5xx: once it recovers every block is ready, no request is sent
 //! again after its response was recorded, and the requests made are exactly
 //! the distinct calls plus the failures.
-#![allow(clippy::unwrap_used)]
+#![allow(clippy::unwrap_used, clippy::indexing_slicing)]
 
 mod support;
 

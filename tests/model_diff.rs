@@ -2,7 +2,7 @@
 //! answers) works like any other diff: events only in either profile with
 //! their source messages, pairs citing the same messages, graph and
 //! summaries compared, through the library and the CLI.
-#![allow(clippy::unwrap_used)]
+#![allow(clippy::unwrap_used, clippy::indexing_slicing)]
 
 mod common;
 mod support;

@@ -3,7 +3,7 @@
 //! records derives the same events and views offline, with zero HTTP
 //! requests; without the records, `--offline` stops naming the block and
 //! stores nothing.
-#![allow(clippy::unwrap_used)]
+#![allow(clippy::unwrap_used, clippy::indexing_slicing)]
 
 mod support;
 
