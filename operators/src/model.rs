@@ -15,7 +15,7 @@
 
 use strataflow_log::{Digest, RecordId};
 
-use crate::operator::OperatorId;
+use crate::operator::{OperatorError, OperatorId};
 
 /// A structured-output tool the model must call: its arguments are the
 /// operator's answer.
@@ -125,6 +125,18 @@ impl ModelError {
     /// failed derivation and go on.
     pub fn halts(&self) -> bool {
         matches!(self, Self::Offline { .. } | Self::Config(_))
+    }
+}
+
+/// A gateway error as an operator's: a halt stops the job, anything else
+/// is a failed run, recorded and retried.
+impl From<ModelError> for OperatorError {
+    fn from(e: ModelError) -> Self {
+        if e.halts() {
+            Self::Halted(e.to_string())
+        } else {
+            Self::Failed(e.to_string())
+        }
     }
 }
 

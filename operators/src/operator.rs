@@ -82,16 +82,6 @@ impl OperatorError {
     }
 }
 
-impl From<crate::model::ModelError> for OperatorError {
-    fn from(e: crate::model::ModelError) -> Self {
-        if e.halts() {
-            Self::Halted(e.to_string())
-        } else {
-            Self::Failed(e.to_string())
-        }
-    }
-}
-
 /// A block with its messages (L5), as operators see it.
 #[derive(Clone, Copy, Debug)]
 pub struct BlockInput<'a> {
