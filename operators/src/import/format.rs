@@ -766,8 +766,13 @@ mod tests {
     fn json_is_told_from_plain_text() {
         assert!(looks_like_export("  \n{\"candidates\": []}"));
         assert!(looks_like_export("```json\n{\"candidates\": []}\n```\n"));
-        assert!(looks_like_export("{ not even valid"), "broken JSON is refused, not extracted");
-        assert!(!looks_like_export("- Prefers green tea\n- Lives in Porto\n"));
+        assert!(
+            looks_like_export("{ not even valid"),
+            "broken JSON is refused, not extracted"
+        );
+        assert!(!looks_like_export(
+            "- Prefers green tea\n- Lives in Porto\n"
+        ));
         assert!(!looks_like_export("Here is what I remember: {name: Ana}"));
         assert!(!looks_like_export("[1, 2]"));
         assert!(!looks_like_export(""));

@@ -359,15 +359,21 @@ mod tests {
         assert_eq!(r.operator.to_string(), "llm-import-extractor@1");
         assert_eq!(r.messages[0].content, EXTRACTOR_PROMPT);
         let user: Value = serde_json::from_str(&r.messages[1].content).unwrap();
-        assert_eq!(user, json!({"part": 2, "parts": 3, "text": "- likes tea\n"}));
+        assert_eq!(
+            user,
+            json!({"part": 2, "parts": 3, "text": "- likes tea\n"})
+        );
         assert_eq!(r.tool.name, EXTRACTOR_TOOL);
         assert_eq!(
-            r.tool.parameters["properties"]["candidates"]["items"]["properties"]["temporal"]
-                ["properties"]["precision"]["enum"][5],
+            r.tool.parameters["properties"]["candidates"]["items"]["properties"]["temporal"]["properties"]
+                ["precision"]["enum"][5],
             "unknown"
         );
         assert_eq!(r.temperature, 0.0);
-        assert_eq!(r.key(), extractor_request("m", "- likes tea\n", 2, 3, 1).key());
+        assert_eq!(
+            r.key(),
+            extractor_request("m", "- likes tea\n", 2, 3, 1).key()
+        );
         let retry = extractor_request("m", "- likes tea\n", 2, 3, 2);
         assert_ne!(retry.key(), r.key(), "a retry is a new request");
         assert!(retry.messages[1].content.contains("Attempt 2"));
@@ -393,7 +399,10 @@ mod tests {
         .unwrap();
         assert_eq!(found.len(), 2);
         assert_eq!((found[0].index, found[1].index), (7, 8));
-        assert_eq!(found[0].title.chars().count(), super::super::format::MAX_TITLE);
+        assert_eq!(
+            found[0].title.chars().count(),
+            super::super::format::MAX_TITLE
+        );
         assert_eq!(found[0].tags, vec!["preference", "tea"]);
         assert_eq!(found[0].memory_kind, None, "invalid enum omitted");
         let t = found[0].temporal.as_ref().unwrap();
@@ -418,7 +427,9 @@ mod tests {
         let gateway = FakeGateway::new(|r| {
             let user: Value = serde_json::from_str(&r.messages[1].content).unwrap();
             let part = user["part"].as_u64().unwrap();
-            Ok(json!({"candidates": [candidate(&format!("p{part}a")), candidate(&format!("p{part}b"))]}))
+            Ok(
+                json!({"candidates": [candidate(&format!("p{part}a")), candidate(&format!("p{part}b"))]}),
+            )
         });
         let text: String = (0..3000).map(|i| format!("- memory {i:04}\n")).collect();
         let extractor = TextExtractor {
