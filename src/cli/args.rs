@@ -492,15 +492,17 @@ pub enum ImportCommand {
         dir: PathBuf,
     },
     /// Import memories exported by another AI system
-    /// (`stratagate.external-memory.v2` JSON): each candidate is added,
-    /// merged, superseding, conflicting or ignored; prints the import id.
+    /// (`stratagate.external-memory.v2` JSON, or plain text whose memories
+    /// the profile's model extracts): each candidate is added, merged,
+    /// superseding, conflicting or ignored; prints the import id.
     Memory {
-        /// The export file.
+        /// The export file: JSON, or plain text (needs a profile with a model).
         file: PathBuf,
         /// Tenant to import into.
         #[arg(long, default_value = "")]
         tenant: String,
-        /// Print the decisions and write nothing.
+        /// Print the decisions and write nothing (model calls are still
+        /// recorded, so the real import does not pay for them again).
         #[arg(long)]
         dry_run: bool,
         /// Also apply decisions below the auto-apply confidence (0.85);
@@ -511,8 +513,10 @@ pub enum ImportCommand {
         /// one [default: the file's exportedAt].
         #[arg(long, value_name = "RFC3339")]
         imported_at: Option<String>,
-        /// Profile whose model decides (its `--model`); a profile without a
-        /// model uses the deterministic decider [default: the default profile].
+        /// Profile whose model decides (its `--model`) and extracts the
+        /// memories of a plain-text file; a profile without a model uses the
+        /// deterministic decider and cannot read plain text [default: the
+        /// default profile].
         #[arg(long)]
         profile: Option<String>,
         /// Print JSON.

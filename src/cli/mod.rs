@@ -254,6 +254,10 @@ fn run(cli: Cli) -> Result<(), Failure> {
                         message: format!("{}: {e}", file.display()),
                         status: EXIT_REFUSED,
                     },
+                    MemoryError::ImportText(e) => Failure {
+                        message: format!("{}: {e}", file.display()),
+                        status: 1,
+                    },
                     other => Failure::from(other),
                 })?;
             render::external_import(&mut out, &report, json)?;

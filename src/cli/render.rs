@@ -724,16 +724,25 @@ pub fn external_import(
     for d in &r.decisions {
         *counts.entry(d.action.name()).or_insert(0usize) += 1;
     }
+    let from = if r.format == strataflow::operators::import::FORMAT_TEXT {
+        format!(
+            "plain text ({} part(s), extracted by llm-import-extractor@1)",
+            r.text_parts
+        )
+    } else {
+        r.source_system
+            .clone()
+            .unwrap_or_else(|| "an unnamed system".into())
+    };
     writeln!(
         out,
-        "{} candidates{} from {} (imported at {}, decider {})",
+        "{} candidates{} from {from} (imported at {}, decider {})",
         r.candidates,
         if r.dropped_candidates > 0 {
             format!(" (+{} beyond the 200 read, skipped)", r.dropped_candidates)
         } else {
             String::new()
         },
-        r.source_system.as_deref().unwrap_or("an unnamed system"),
         r.imported_at.to_rfc3339(),
         r.decider
     )?;
@@ -794,8 +803,15 @@ pub fn external_import(
     match (&r.import_id, r.dry_run) {
         (_, true) => writeln!(
             out,
-            "dry run: {summary}; {} events would be written; nothing was written",
-            r.created_events.len()
+            "dry run: {summary}; {} events would be written; nothing was written{}",
+            r.created_events.len(),
+            if r.format == strataflow::operators::import::FORMAT_TEXT
+                || r.decider == strataflow::operators::import::decider_id().to_string()
+            {
+                " but the model calls (recorded, so the import does not pay for them again)"
+            } else {
+                ""
+            }
         ),
         (Some(id), false) if r.already_imported => {
             writeln!(out, "already imported as {id}: nothing new")

@@ -2,6 +2,12 @@
 //! candidate of a `stratagate.external-memory.v2` export becomes, commit it
 //! in one batch, and undo it by import id.
 //!
+//! A file that is not JSON (after a whole-text fence, its first character
+//! is not `{`) is plain text: the profile's model extracts its candidates
+//! (`llm-import-extractor@1`, one request per part of at most 12,000
+//! characters), which are then decided and committed the same way. Model
+//! calls are recorded like every other, in a dry run too.
+//!
 //! One import appends, in one atomic batch: the source `Message` (the whole
 //! text, role user, thread `external-import:<hash>`), its `Block` (never
 //! summarized or extracted), a `BlockSummary`, one `Event` per applied
@@ -21,8 +27,9 @@ use strataflow_log::{Durability, RecordId, SourceTime};
 use strataflow_materializers::event_status::{EventStatus, chain_tail};
 use strataflow_materializers::search::{EventQuery, normalize};
 use strataflow_operators::import::{
-    Candidate, DEFAULT_TOP_K, ExistingEvent, ExternalMemoryError, FORMAT_V2, FallbackDecider,
-    ImportDecider, ImportedEventSource, Proposal, imported_event, parse_export, parse_mention,
+    Candidate, DEFAULT_TOP_K, ExistingEvent, ExternalMemoryError, ExternalMemoryExport,
+    FORMAT_TEXT, FORMAT_V2, FallbackDecider, ImportDecider, ImportedEventSource, Proposal,
+    TextExtractor, TextImportError, imported_event, looks_like_export, parse_export, parse_mention,
 };
 use strataflow_operators::layers::{TranscriptMessage, deterministic_layers};
 
@@ -103,6 +110,12 @@ pub struct ExternalImportReport {
     pub already_imported: bool,
     /// Tenant.
     pub tenant: String,
+    /// The input's format: the export's `schemaVersion` (default
+    /// `stratagate.external-memory.v2`) or `text` for plain text.
+    pub format: String,
+    /// Plain text: the parts it was cut into, one extraction request each
+    /// (0 for a JSON export).
+    pub text_parts: usize,
     /// The exporting system.
     pub source_system: Option<String>,
     /// The import time used.
@@ -135,39 +148,97 @@ pub struct UndoReport {
 }
 
 impl Memory {
-    /// Imports an external memory export (see the module docs). Errors:
-    /// the text is not a valid export ([`MemoryError::ExternalImport`]), no
-    /// import time is known, or the decider's model failed.
+    /// Imports an external memory export or a plain text (see the module
+    /// docs). Errors: the text is not a valid export
+    /// ([`MemoryError::ExternalImport`]); it is plain text and the profile
+    /// has no model, or the model could not extract its candidates
+    /// ([`MemoryError::ImportText`]); no import time is known; or the
+    /// decider's model failed. Nothing is written on an error but the model
+    /// calls made.
     pub fn import_external_memory(
         &self,
         text: &str,
         options: &ExternalImportOptions<'_>,
     ) -> Result<ExternalImportReport, MemoryError> {
-        let export = parse_export(text)?;
-        let imported_at = match (options.imported_at, &export.exported_at) {
+        let is_export = looks_like_export(text);
+        // A plain text is extracted by the profile's model, whatever decides.
+        let profile = if options.decider.is_none() || !is_export {
+            Some(match &options.profile {
+                Some(name) => self.profile(name)?,
+                None => self.default_profile()?,
+            })
+        } else {
+            None
+        };
+        let endpoint = profile.as_ref().and_then(|p| p.model.clone());
+        if !is_export && endpoint.is_none() {
+            return Err(MemoryError::ImportText(TextImportError::NoModel {
+                profile: profile.map(|p| p.name).unwrap_or_default(),
+            }));
+        }
+        let export = if is_export {
+            Some(parse_export(text)?)
+        } else {
+            None
+        };
+        let exported_at = export.as_ref().and_then(|e| e.exported_at.clone());
+        let imported_at = match (options.imported_at, &exported_at) {
             (Some(t), _) => t,
             (None, Some(e)) => parse_mention(e).ok_or_else(|| {
                 MemoryError::Invalid(format!(
                     "exportedAt `{e}` is not an RFC 3339 time or a date; give --imported-at"
                 ))
             })?,
-            (None, None) => {
+            (None, None) if is_export => {
                 return Err(MemoryError::Invalid(
                     "the export has no exportedAt: give the import time with --imported-at (RFC 3339)"
                         .into(),
                 ));
             }
+            (None, None) => {
+                return Err(MemoryError::Invalid(
+                    "the file is plain text, which has no exportedAt: give the import time with --imported-at (RFC 3339)"
+                        .into(),
+                ));
+            }
         };
         let tenant = options.tenant.as_str();
-        let fallback = FallbackDecider;
-        let endpoint = match options.decider {
-            Some(_) => None,
-            None => match &options.profile {
-                Some(name) => self.profile(name)?.model,
-                None => self.default_profile()?.model,
-            },
-        };
         let gateway = endpoint.as_ref().map(|e| self.gateway(e)).transpose()?;
+        let (export, format, text_parts) = match export {
+            Some(export) => {
+                let format = export
+                    .schema_version
+                    .clone()
+                    .unwrap_or_else(|| FORMAT_V2.to_owned());
+                (export, format, 0)
+            }
+            None => {
+                let (Some(g), Some(e)) = (&gateway, &endpoint) else {
+                    return Err(MemoryError::ImportText(TextImportError::NoModel {
+                        profile: profile.map(|p| p.name).unwrap_or_default(),
+                    }));
+                };
+                let extractor = TextExtractor {
+                    gateway: g.as_ref(),
+                    model: e.model.clone(),
+                };
+                let extracted = extractor.extract(text);
+                self.save_model_counters()?;
+                let extracted = extracted?;
+                let export = ExternalMemoryExport {
+                    schema_version: None,
+                    source_system: None,
+                    exported_at: None,
+                    coverage: None,
+                    coverage_note: None,
+                    uncertain_items: Vec::new(),
+                    candidates: extracted.candidates,
+                    dropped_candidates: extracted.dropped,
+                };
+                (export, FORMAT_TEXT.to_owned(), extracted.parts)
+            }
+        };
+        let fallback = FallbackDecider;
         let model_decider = gateway.as_ref().zip(endpoint.as_ref()).map(|(g, e)| {
             strataflow_operators::import::decider::ModelDecider {
                 gateway: g.as_ref(),
@@ -271,6 +342,8 @@ impl Memory {
             dry_run: options.dry_run,
             already_imported: false,
             tenant: tenant.to_owned(),
+            format: format.clone(),
+            text_parts,
             source_system: export.source_system.clone(),
             imported_at,
             decider: decider.id().to_string(),
@@ -285,10 +358,7 @@ impl Memory {
         }
         let import = Record::ImportSource(ImportSource {
             tenant: tenant.to_owned(),
-            format: export
-                .schema_version
-                .clone()
-                .unwrap_or_else(|| FORMAT_V2.to_owned()),
+            format,
             source_system: export.source_system.clone().unwrap_or_default(),
             message: message_id,
             block: block_id,
@@ -540,6 +610,12 @@ fn source_summary(tenant: &str, block: RecordId, text: &str) -> BlockSummary {
         summary: collapsed.chars().take(500).collect(),
         key_points: lines.iter().take(8).map(|l| (*l).to_owned()).collect(),
         should_extract: false,
+    }
+}
+
+impl From<TextImportError> for MemoryError {
+    fn from(e: TextImportError) -> Self {
+        Self::ImportText(e)
     }
 }
 

@@ -79,6 +79,10 @@ pub enum MemoryError {
     /// An external memory export is not valid.
     #[error(transparent)]
     ExternalImport(strataflow_operators::import::ExternalMemoryError),
+    /// Candidates could not be extracted from a plain-text import (no
+    /// model, the model failed or gave no valid answer).
+    #[error(transparent)]
+    ImportText(strataflow_operators::import::TextImportError),
     /// The import decider's model failed on a candidate.
     #[error("deciding import candidate {candidate}: {source}")]
     ImportDecider {

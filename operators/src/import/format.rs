@@ -246,6 +246,14 @@ pub fn strip_fence(text: &str) -> &str {
     }
 }
 
+/// Whether `text` is meant as a JSON export: after a whole-text code fence
+/// is stripped, its first non-blank character is `{`. Anything else is
+/// plain text (a pasted list of memories), read by
+/// [`super::text::TextExtractor`].
+pub fn looks_like_export(text: &str) -> bool {
+    strip_fence(text).trim_start().starts_with('{')
+}
+
 /// Parses an export (see the module docs).
 pub fn parse_export(text: &str) -> Result<ExternalMemoryExport, ExternalMemoryError> {
     let body = strip_fence(text);
@@ -752,6 +760,22 @@ mod tests {
         );
         let e = parse_export(&export(json!(["just text"]))).unwrap_err();
         assert!(e.to_string().starts_with("candidate 0:"), "{e}");
+    }
+
+    #[test]
+    fn json_is_told_from_plain_text() {
+        assert!(looks_like_export("  \n{\"candidates\": []}"));
+        assert!(looks_like_export("```json\n{\"candidates\": []}\n```\n"));
+        assert!(
+            looks_like_export("{ not even valid"),
+            "broken JSON is refused, not extracted"
+        );
+        assert!(!looks_like_export(
+            "- Prefers green tea\n- Lives in Porto\n"
+        ));
+        assert!(!looks_like_export("Here is what I remember: {name: Ana}"));
+        assert!(!looks_like_export("[1, 2]"));
+        assert!(!looks_like_export(""));
     }
 
     #[test]
