@@ -101,7 +101,7 @@ fn main() -> Result<(), Error> {
 
     let mut replay = open_with_profile(&temp.path().join("replay"), &server.base_url())?;
     replay.store().append(&recorded, Durability::Buffered)?;
-    replay.set_offline(true);
+    replay.set_offline(true)?;
     replay.derive(Some("model"), &replay.derive_options(), &mut |_| {})?;
     let served = replay.model_calls()?.served_from_log;
     println!(

@@ -166,7 +166,7 @@ fn plain_text_is_extracted_decided_and_committed_citing_the_import_message() {
     // without asking the decider), no event is written.
     drop(memory);
     let mut memory = Memory::open(tmp.path()).unwrap();
-    memory.set_offline(true);
+    memory.set_offline(true).unwrap();
     let again = memory
         .import_external_memory(NOTES, &options(false))
         .unwrap();
@@ -278,7 +278,7 @@ fn offline_with_no_recorded_call_stops_and_stores_nothing() {
     let tmp = tempfile::tempdir().unwrap();
     let mut memory = Memory::open(tmp.path()).unwrap();
     save_llm_profile(&memory, &server.base_url());
-    memory.set_offline(true);
+    memory.set_offline(true).unwrap();
     let err = memory
         .import_external_memory(NOTES, &options(false))
         .unwrap_err();

@@ -72,7 +72,7 @@ fn recorded_calls_replay_offline_and_a_missing_one_stops_the_run() {
         .store()
         .append(&recorded, Durability::Buffered)
         .unwrap();
-    replay.set_offline(true);
+    replay.set_offline(true).unwrap();
     replay
         .derive(Some(LLM), &replay.derive_options(), &mut |_| {})
         .unwrap();
@@ -87,7 +87,11 @@ fn recorded_calls_replay_offline_and_a_missing_one_stops_the_run() {
     let mut bare = Memory::open(tmp.path().join("bare")).unwrap();
     ingest(&bare, &file);
     save_llm_profile(&bare, &server.base_url());
-    bare.set_offline(true);
+    // A plan connects the profile's gateway; going offline afterwards must
+    // still hold for every later call.
+    let plan = bare.plan(Some(LLM)).unwrap();
+    assert!(plan.operators.iter().all(|o| o.model_calls > 0), "{plan:?}");
+    bare.set_offline(true).unwrap();
     let before = bare.stats().unwrap().total_records;
     let err = bare
         .derive(Some(LLM), &bare.derive_options(), &mut |_| {})

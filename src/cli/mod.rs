@@ -100,14 +100,14 @@ static OFFLINE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::n
 /// Opens (creating if needed) a data directory, honouring `--offline`.
 fn open(dir: &Path) -> Result<Memory, Failure> {
     let mut memory = Memory::open(dir)?;
-    memory.set_offline(OFFLINE.load(std::sync::atomic::Ordering::Relaxed));
+    memory.set_offline(OFFLINE.load(std::sync::atomic::Ordering::Relaxed))?;
     Ok(memory)
 }
 
 /// Opens an existing data directory, honouring `--offline`.
 fn open_existing(dir: &Path) -> Result<Memory, Failure> {
     let mut memory = Memory::open_existing(dir)?;
-    memory.set_offline(OFFLINE.load(std::sync::atomic::Ordering::Relaxed));
+    memory.set_offline(OFFLINE.load(std::sync::atomic::Ordering::Relaxed))?;
     Ok(memory)
 }
 

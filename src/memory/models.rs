@@ -96,8 +96,19 @@ impl Memory {
     /// Never call a model: model-backed operators are served only from
     /// recorded calls, and a missing one stops the run with an error naming
     /// the block.
-    pub fn set_offline(&mut self, offline: bool) {
+    /// Gateways already connected are dropped (their counters saved first),
+    /// so the setting holds for every later call.
+    pub fn set_offline(&mut self, offline: bool) -> Result<(), MemoryError> {
+        if self.gateways.offline != offline {
+            self.save_model_counters()?;
+            self.gateways
+                .by_endpoint
+                .get_mut()
+                .map_err(|_| MemoryError::Invalid("the model gateway lock is poisoned".into()))?
+                .clear();
+        }
         self.gateways.offline = offline;
+        Ok(())
     }
 
     /// Whether this `Memory` is offline.
