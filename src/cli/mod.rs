@@ -386,6 +386,15 @@ fn run(cli: Cli) -> Result<(), Failure> {
             json,
         } => {
             let memory = open_existing(&dir)?;
+            for profile in [&a, &b] {
+                let status = memory.status(Some(profile))?;
+                if status.ready_blocks < status.blocks {
+                    eprintln!(
+                        "warning: profile `{profile}` has derived {} of {} blocks; the diff shows only what is derived (run `strataflow replay --profile {profile}`)",
+                        status.ready_blocks, status.blocks
+                    );
+                }
+            }
             match queries {
                 Some(file) => {
                     let diff = strataflow::eval::query_diff::diff_queries(
