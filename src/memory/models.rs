@@ -44,9 +44,44 @@ struct RunCounters {
     retries: u64,
 }
 
+/// A recording gateway built on the first request, so that commands that
+/// only read a model-backed profile (`plan`, `status`, `events`, `diff`,
+/// search) need no API key and no client; a configuration error (a missing
+/// key variable) surfaces at the first call, as a halt.
+struct LazyGateway {
+    store: Arc<strataflow_log::Store>,
+    settings: ModelSettings,
+    offline: bool,
+    gateway: std::sync::OnceLock<Result<RecordingGateway, ModelError>>,
+}
+
+impl LazyGateway {
+    fn connected(&self) -> &Result<RecordingGateway, ModelError> {
+        self.gateway.get_or_init(|| {
+            RecordingGateway::new(self.store.clone(), self.settings.clone(), self.offline)
+        })
+    }
+
+    fn stats(&self) -> ModelCallStats {
+        match self.gateway.get() {
+            Some(Ok(gateway)) => gateway.stats(),
+            _ => ModelCallStats::default(),
+        }
+    }
+}
+
+impl ModelGateway for LazyGateway {
+    fn complete(&self, request: &ModelRequest, subject: &str) -> Result<ModelReply, ModelError> {
+        match self.connected() {
+            Ok(gateway) => gateway.complete(request, subject),
+            Err(e) => Err(e.clone()),
+        }
+    }
+}
+
 /// One gateway and the part of its counters already added to the totals.
 struct Shared {
-    gateway: Arc<RecordingGateway>,
+    gateway: Arc<LazyGateway>,
     saved: ModelCallStats,
 }
 
@@ -138,7 +173,7 @@ impl Memory {
     pub(super) fn gateway(
         &self,
         endpoint: &ModelEndpoint,
-    ) -> Result<Arc<RecordingGateway>, MemoryError> {
+    ) -> Result<Arc<dyn ModelGateway>, MemoryError> {
         let key = format!(
             "{}\u{0}{}\u{0}{}",
             endpoint.base_url,
@@ -153,14 +188,12 @@ impl Memory {
         if let Some(shared) = gateways.get(&key) {
             return Ok(shared.gateway.clone());
         }
-        let gateway = Arc::new(
-            RecordingGateway::new(
-                self.store.clone(),
-                settings(endpoint),
-                self.gateways.offline,
-            )
-            .map_err(|e| MemoryError::Invalid(e.to_string()))?,
-        );
+        let gateway = Arc::new(LazyGateway {
+            store: self.store.clone(),
+            settings: settings(endpoint),
+            offline: self.gateways.offline,
+            gateway: std::sync::OnceLock::new(),
+        });
         gateways.insert(
             key,
             Shared {
