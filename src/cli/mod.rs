@@ -694,7 +694,29 @@ fn replay(
             status: EXIT_AUDIT_FAILED,
         });
     }
-    Ok(())
+    terminal_failures(&memory, profile)
+}
+
+/// An error when operator runs of the profile failed for good: everything
+/// else was done and stays, but a script must not take the profile as
+/// derived.
+fn terminal_failures(memory: &Memory, profile: Option<&str>) -> Result<(), Failure> {
+    let terminal: u64 = memory
+        .status(profile)?
+        .operators
+        .iter()
+        .map(|o| o.failed)
+        .sum();
+    if terminal == 0 {
+        return Ok(());
+    }
+    Err(Failure {
+        message: format!(
+            "{terminal} operator run(s) failed the maximum number of times and are not retried; \
+             `strataflow status` lists them with their last error"
+        ),
+        status: 1,
+    })
 }
 
 /// `profile` subcommands.
@@ -787,8 +809,9 @@ fn run_derive(
         progress.update_derive(s)
     });
     progress.finish();
-    render::derive_summary(out, &stats?)?;
-    Ok(())
+    let stats = stats?;
+    render::derive_summary(out, &stats)?;
+    terminal_failures(memory, profile)
 }
 
 /// Runs an ingest with the shared options, progress and rejects file, then
