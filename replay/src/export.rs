@@ -703,21 +703,24 @@ fn export_records(
     })?;
     let through = store.last_seq()?.unwrap_or(0);
     let mut tables = Tables::new(dir);
-    for item in store.scan(options.since + 1) {
-        let stored = item?;
-        if stored.seq > through {
+    // The stored value is the envelope: it is exported as read (no
+    // re-encoding), and the record decoded from it fills the columns.
+    for item in store.scan_raw(options.since + 1) {
+        let (seq, envelope) = item?;
+        if seq > through {
             break;
         }
+        let record = strataflow_log::envelope::decode(&envelope)
+            .map_err(|source| ExportError::Store(StoreError::Decode { seq, source }))?;
         if options
             .tenant
             .as_deref()
-            .is_some_and(|t| t != stored.record.tenant())
+            .is_some_and(|t| t != record.tenant())
         {
             continue;
         }
-        let envelope = strataflow_log::envelope::encode(&stored.record)
-            .map_err(|e| ExportError::Store(StoreError::from(e)))?;
-        tables.push(stored.seq, &stored.id, &stored.record, &envelope)?;
+        let id = strataflow_log::envelope::id_of(&envelope);
+        tables.push(seq, &id, &record, &envelope)?;
     }
     Ok(ExportManifest {
         schema_version: EXPORT_SCHEMA_VERSION,
