@@ -156,6 +156,40 @@ pub fn stage_state(
     Ok(state)
 }
 
+/// The summarizer's history on `block` (see [`stage_state`]).
+pub fn summary_state(
+    store: &Store,
+    ops: &Operators,
+    block: &RecordId,
+) -> Result<StageState, StoreError> {
+    let s = &ops.summarizer;
+    stage_state(store, block, &s.id(), &s.config_hash(), None)
+}
+
+/// The extractor's history on `block`.
+pub fn extraction_state(
+    store: &Store,
+    ops: &Operators,
+    block: &RecordId,
+) -> Result<StageState, StoreError> {
+    let x = &ops.extractor;
+    stage_state(store, block, &x.id(), &x.config_hash(), None)
+}
+
+/// The projector's history on a batch of events (anchored at the first;
+/// only derivations over exactly `events` count). `None` for an empty batch.
+pub fn projection_state(
+    store: &Store,
+    ops: &Operators,
+    events: &[RecordId],
+) -> Result<Option<StageState>, StoreError> {
+    let Some(first) = events.first() else {
+        return Ok(None);
+    };
+    let p = &ops.projector;
+    stage_state(store, first, &p.id(), &p.config_hash(), Some(events)).map(Some)
+}
+
 /// Runs every pending or retryable stage of every block.
 pub fn derive(
     store: &Store,
@@ -364,9 +398,7 @@ impl Run<'_> {
         &mut self,
         input: &BlockInput<'_>,
     ) -> Result<Step<(RecordId, BlockSummary)>, DeriveError> {
-        let op = self.ops.summarizer.id();
-        let config = self.ops.summarizer.config_hash();
-        let state = stage_state(self.store, &input.id, &op, &config, None)?;
+        let state = summary_state(self.store, self.ops, &input.id)?;
         if let Some(done) = state.done {
             let id = done.outputs.first().copied().ok_or_else(|| {
                 DeriveError::Damaged(format!(
@@ -400,9 +432,7 @@ impl Run<'_> {
         timeline: &[(RecordId, Event)],
         neighbours: (Option<&RecordId>, Option<&RecordId>),
     ) -> Result<Step<Vec<(RecordId, Event)>>, DeriveError> {
-        let op = self.ops.extractor.id();
-        let config = self.ops.extractor.config_hash();
-        let state = stage_state(self.store, &input.id, &op, &config, None)?;
+        let state = extraction_state(self.store, self.ops, &input.id)?;
         if let Some(done) = state.done {
             let mut events = Vec::new();
             for id in &done.outputs {
@@ -443,9 +473,7 @@ impl Run<'_> {
         let Some(block) = block else {
             return Ok(None);
         };
-        let op = self.ops.summarizer.id();
-        let config = self.ops.summarizer.config_hash();
-        let state = stage_state(self.store, block, &op, &config, None)?;
+        let state = summary_state(self.store, self.ops, block)?;
         let Some(id) = state.done.and_then(|d| d.outputs.first().copied()) else {
             return Ok(None);
         };
@@ -460,13 +488,13 @@ impl Run<'_> {
         tenant: &str,
         events: &[(RecordId, Event)],
     ) -> Result<(), DeriveError> {
-        let op = self.ops.projector.id();
-        let config = self.ops.projector.config_hash();
         let inputs: Vec<RecordId> = events.iter().map(|(id, _)| *id).collect();
-        let Some(anchor) = inputs.first().copied() else {
+        let (Some(anchor), Some(state)) = (
+            inputs.first().copied(),
+            projection_state(self.store, self.ops, &inputs)?,
+        ) else {
             return Ok(());
         };
-        let state = stage_state(self.store, &anchor, &op, &config, Some(&inputs))?;
         if state.done.is_some() {
             return Ok(());
         }

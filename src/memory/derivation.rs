@@ -10,7 +10,10 @@ use strataflow_log::{RecordId, SourceTime, Timestamp};
 use strataflow_materializers::event_status::{EventStatus, EventStatusView};
 use strataflow_materializers::graph_state::GraphState;
 use strataflow_operators::profile::{DEFAULT_PROFILE, Operators, Profile};
-use strataflow_pipeline::derive::{self, DeriveOptions, DeriveStats, RetryPolicy, stage_state};
+use strataflow_pipeline::derive::{
+    self, DeriveOptions, DeriveStats, RetryPolicy, extraction_state, projection_state,
+    summary_state,
+};
 
 use super::{Memory, MemoryError};
 
@@ -220,7 +223,6 @@ impl Memory {
         tenant: &str,
     ) -> Result<Vec<(RecordId, String, BlockSummary)>, MemoryError> {
         let (_, ops) = self.operators(profile)?;
-        let (id, config) = (ops.summarizer.id(), ops.summarizer.config_hash());
         let mut out = Vec::new();
         for (t, th, _) in self.store.thread_heads()? {
             if t != tenant {
@@ -231,7 +233,7 @@ impl Memory {
                 if kind != RecordKind::Block {
                     continue;
                 }
-                let s = stage_state(&self.store, &block, &id, &config, None)?;
+                let s = summary_state(&self.store, &ops, &block)?;
                 for summary in s.done.map(|d| d.outputs).unwrap_or_default() {
                     if let Some(Record::BlockSummary(x)) =
                         self.store.get(&summary)?.map(|s| s.record)
@@ -347,13 +349,7 @@ impl Memory {
         for entry in self.store.ids_of_kind(RecordKind::Block) {
             let (_, block) = entry?;
             out.blocks += 1;
-            let s = stage_state(
-                &self.store,
-                &block,
-                &ops.summarizer.id(),
-                &ops.summarizer.config_hash(),
-                None,
-            )?;
+            let s = summary_state(&self.store, &ops, &block)?;
             if s.done.is_none()
                 && matches!(
                     self.store.get(&block)?.map(|b| b.record),
@@ -369,25 +365,14 @@ impl Memory {
                 extr.pending += 1;
                 continue;
             }
-            let e = stage_state(
-                &self.store,
-                &block,
-                &ops.extractor.id(),
-                &ops.extractor.config_hash(),
-                None,
-            )?;
+            let e = extraction_state(&self.store, &ops, &block)?;
             tally(&mut extr, block, &e);
             let Some(done) = e.done else { continue };
             out.ready_blocks += 1;
             if let (Outcome::Ok, Some(first)) = (&done.outcome, done.outputs.first()) {
-                let p = stage_state(
-                    &self.store,
-                    first,
-                    &ops.projector.id(),
-                    &ops.projector.config_hash(),
-                    Some(&done.outputs),
-                )?;
-                tally(&mut proj, *first, &p);
+                if let Some(p) = projection_state(&self.store, &ops, &done.outputs)? {
+                    tally(&mut proj, *first, &p);
+                }
             }
         }
         out.operators = vec![summ, extr, proj];
@@ -430,13 +415,7 @@ impl Memory {
                     }
                     continue;
                 }
-                let s = stage_state(
-                    &self.store,
-                    &id,
-                    &ops.extractor.id(),
-                    &ops.extractor.config_hash(),
-                    None,
-                )?;
+                let s = extraction_state(&self.store, &ops, &id)?;
                 for event_id in s.done.map(|d| d.outputs).unwrap_or_default() {
                     if let Some(Record::Event(e)) = self.store.get(&event_id)?.map(|s| s.record) {
                         out.events.push((event_id, th.clone(), e));
@@ -493,24 +472,14 @@ impl Memory {
                 if kind != RecordKind::Block {
                     continue;
                 }
-                let e = stage_state(
-                    &self.store,
-                    &block,
-                    &ops.extractor.id(),
-                    &ops.extractor.config_hash(),
-                    None,
-                )?;
+                let e = extraction_state(&self.store, &ops, &block)?;
                 let Some(done) = e.done else { continue };
-                let (Outcome::Ok, Some(first)) = (&done.outcome, done.outputs.first()) else {
+                if !matches!(done.outcome, Outcome::Ok) {
+                    continue;
+                }
+                let Some(p) = projection_state(&self.store, &ops, &done.outputs)? else {
                     continue;
                 };
-                let p = stage_state(
-                    &self.store,
-                    first,
-                    &ops.projector.id(),
-                    &ops.projector.config_hash(),
-                    Some(&done.outputs),
-                )?;
                 for id in p.done.map(|d| d.outputs).unwrap_or_default() {
                     if let Some(Record::GraphAssertion(a)) = self.store.get(&id)?.map(|s| s.record)
                     {

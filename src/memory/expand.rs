@@ -299,13 +299,7 @@ impl Memory {
     ) -> Result<String, MemoryError> {
         let summary = || -> Result<Option<BlockSummary>, MemoryError> {
             let (_, ops) = self.operators(profile)?;
-            let s = strataflow_pipeline::derive::stage_state(
-                &self.store,
-                id,
-                &ops.summarizer.id(),
-                &ops.summarizer.config_hash(),
-                None,
-            )?;
+            let s = strataflow_pipeline::derive::summary_state(&self.store, &ops, id)?;
             let Some(sid) = s.done.and_then(|d| d.outputs.first().copied()) else {
                 return Ok(None);
             };

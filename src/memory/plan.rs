@@ -6,7 +6,7 @@ use strataflow_log::RecordId;
 use strataflow_log::record::{Block, Outcome, Record, RecordKind};
 use strataflow_operators::operator::BlockInput;
 use strataflow_operators::profile::is_model_backed;
-use strataflow_pipeline::derive::stage_state;
+use strataflow_pipeline::derive::{extraction_state, projection_state, summary_state};
 
 use super::{Memory, MemoryError};
 
@@ -70,36 +70,17 @@ impl Memory {
         for entry in self.store.ids_of_kind(RecordKind::Block) {
             let (_, block_id) = entry?;
             out.blocks += 1;
-            let summarized = stage_state(
-                &self.store,
-                &block_id,
-                &ops.summarizer.id(),
-                &ops.summarizer.config_hash(),
-                None,
-            )?;
-            let extracted = stage_state(
-                &self.store,
-                &block_id,
-                &ops.extractor.id(),
-                &ops.extractor.config_hash(),
-                None,
-            )?;
+            let summarized = summary_state(&self.store, &ops, &block_id)?;
+            let extracted = extraction_state(&self.store, &ops, &block_id)?;
             // The projector runs on the events of an extracted block; for a
             // block not yet extracted, count one run as an upper bound.
             let projection_pending = match &extracted.done {
                 None => true,
-                Some(d) => match (&d.outcome, d.outputs.first()) {
-                    (Outcome::Ok, Some(first)) => stage_state(
-                        &self.store,
-                        first,
-                        &ops.projector.id(),
-                        &ops.projector.config_hash(),
-                        Some(&d.outputs),
-                    )?
-                    .done
-                    .is_none(),
-                    _ => false,
-                },
+                Some(d) => {
+                    matches!(d.outcome, Outcome::Ok)
+                        && projection_state(&self.store, &ops, &d.outputs)?
+                            .is_some_and(|p| p.done.is_none())
+                }
             };
             let pending = [
                 summarized.done.is_none(),
