@@ -83,6 +83,12 @@ pub enum StoreError {
         /// The limit.
         max: usize,
     },
+    /// Records of this kind are not indexed under their parents.
+    #[error("records of kind `{kind}` are not indexed under the records they cite")]
+    NotIndexedAsChild {
+        /// The kind asked for.
+        kind: &'static str,
+    },
     /// An index entry is malformed (the store is damaged).
     #[error("index `{keyspace}` is damaged: {detail}")]
     Corrupt {

@@ -297,8 +297,16 @@ impl Store {
             records: Vec::with_capacity(records.len()),
         };
         for &(id, bytes, record) in records {
+            let mut parents = record.parents();
+            parents.sort_unstable();
+            parents.dedup();
             let existing = match record {
                 Record::Message(m) => self.known_message(&pending, m, &id)?,
+                // A record is appended only after its parents, so one whose
+                // parent is new in this batch cannot be in the log yet.
+                _ if parents.iter().any(|p| pending.ids.contains_key(p)) => {
+                    pending.ids.get(&id).copied()
+                }
                 _ => self.seq_in(&pending, &id)?,
             };
             if let Some(existing) = existing {
@@ -309,9 +317,6 @@ impl Store {
                 });
                 continue;
             }
-            let mut parents = record.parents();
-            parents.sort_unstable();
-            parents.dedup();
             for parent in &parents {
                 if self.seq_in(&pending, parent)?.is_none() {
                     return Err(StoreError::MissingParent {
@@ -320,11 +325,13 @@ impl Store {
                         parent: *parent,
                     });
                 }
-                batch.insert(
-                    &self.children,
-                    keys::child_key(parent, seq).as_slice(),
-                    keys::thread_value(record.kind(), &id).as_slice(),
-                );
+                if record.kind().indexed_as_child() {
+                    batch.insert(
+                        &self.children,
+                        keys::child_key(parent, seq).as_slice(),
+                        keys::thread_value(record.kind(), &id).as_slice(),
+                    );
+                }
             }
             if let Some(thread) = record.thread() {
                 let tenant = record.tenant();
@@ -753,7 +760,8 @@ impl Store {
         })
     }
 
-    /// The records that cite `parent`, in log order: `(seq, kind, id)`.
+    /// The records that cite `parent`, in log order: `(seq, kind, id)`, of
+    /// the kinds indexed as children ([`RecordKind::indexed_as_child`]).
     pub fn children(
         &self,
         parent: &RecordId,
@@ -773,12 +781,16 @@ impl Store {
         })
     }
 
-    /// The children of `parent` of one kind, decoded, in log order.
+    /// The children of `parent` of one kind, decoded, in log order. The
+    /// kind must be indexed as a child ([`RecordKind::indexed_as_child`]).
     pub fn children_of_kind(
         &self,
         parent: &RecordId,
         kind: RecordKind,
     ) -> Result<Vec<StoredRecord>, StoreError> {
+        if !kind.indexed_as_child() {
+            return Err(StoreError::NotIndexedAsChild { kind: kind.name() });
+        }
         let mut out = Vec::new();
         for entry in self.children(parent) {
             let (_, k, id) = entry?;

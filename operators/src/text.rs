@@ -71,7 +71,7 @@ pub fn words(text: &str) -> Vec<String> {
             && !current.is_empty()
             && chars.peek().is_some_and(|n| n.is_alphanumeric());
         if c.is_alphanumeric() {
-            current.extend(c.to_lowercase());
+            push_lowercase(&mut current, c);
         } else if inner_apostrophe {
             current.push('\'');
         } else if !current.is_empty() {
@@ -82,6 +82,16 @@ pub fn words(text: &str) -> Vec<String> {
         out.push(current);
     }
     out
+}
+
+/// Appends the lowercase form of `c` (`char::to_lowercase`, with a fast
+/// path for ASCII).
+pub(crate) fn push_lowercase(out: &mut String, c: char) {
+    if c.is_ascii() {
+        out.push(c.to_ascii_lowercase());
+    } else {
+        out.extend(c.to_lowercase());
+    }
 }
 
 /// Words that carry no topic.

@@ -55,6 +55,25 @@ pub enum RecordKind {
 }
 
 impl RecordKind {
+    /// Whether records of this kind are indexed under the records they cite
+    /// (the `children` keyspace): the kinds looked up by what they cite —
+    /// an input's derivations, a target's governance, a block's import
+    /// sources, a batch's receipts and assessments, the retrievals of an
+    /// item. Content records (blocks, summaries, events, graph assertions)
+    /// are not: their links are in the records themselves, and indexing
+    /// them tripled the index entries of a backfill with no reader.
+    pub fn indexed_as_child(self) -> bool {
+        matches!(
+            self,
+            Self::Derivation
+                | Self::Governance
+                | Self::Retrieval
+                | Self::Assessment
+                | Self::UseReceipt
+                | Self::ImportSource
+        )
+    }
+
     /// Every kind, in code order.
     pub const ALL: [Self; 12] = [
         Self::Message,

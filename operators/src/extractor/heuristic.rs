@@ -172,14 +172,15 @@ fn statement_groups(message: &Message, others: &[&str]) -> Vec<Group> {
     // statement of the message that states no time of its own.
     let mut carried: Option<TimeExpression> = None;
     for s in sentences(&message.content) {
-        let stated = resolve_best(s.text, message.time).filter(|t| t.basis != TimeBasis::Inferred);
-        if !is_statement(s.text, stated.is_some(), others) {
-            if stated.is_some() {
-                carried = stated;
+        let best = resolve_best(s.text, message.time);
+        let states_time = best.as_ref().is_some_and(|t| t.basis != TimeBasis::Inferred);
+        if !is_statement(s.text, states_time, others) {
+            if states_time {
+                carried = best;
             }
             continue;
         }
-        let time = resolve_best(s.text, message.time).or_else(|| carried.take());
+        let time = best.or_else(|| carried.take());
         match (time, groups.last_mut()) {
             (None, Some(last)) => last.sentences.push(s.text.to_owned()),
             (Some(t), Some(last))

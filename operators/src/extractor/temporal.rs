@@ -64,7 +64,11 @@ pub struct TimeExpression {
 /// marker (a common irregular past verb, a verb-like word ending in "-ed",
 /// "ago", "last", "yesterday", "used to"); else [`Tense::Present`].
 pub fn detect_tense(text: &str) -> Tense {
-    let toks = tokenize(text);
+    tense_of(&tokenize(text))
+}
+
+/// [`detect_tense`] over the words of a text already tokenized.
+fn tense_of(toks: &[Tok]) -> Tense {
     let word = |k: usize| toks.get(k).map_or("", |t| t.lower.as_str());
     let mut past = false;
     for k in 0..toks.len() {
@@ -686,20 +690,14 @@ fn tokenize(text: &str) -> Vec<Tok> {
     while let Some((idx, c)) = chars.next() {
         let apostrophe = c == '\'' || c == '\u{2019}';
         if c.is_alphanumeric() {
-            match cur.as_mut() {
-                Some(t) => {
-                    t.lower.extend(c.to_lowercase());
-                    t.end = idx + c.len_utf8();
-                }
-                None => {
-                    cur = Some(Tok {
-                        start: idx,
-                        end: idx + c.len_utf8(),
-                        lower: c.to_lowercase().collect(),
-                        cap: c.is_uppercase(),
-                    });
-                }
-            }
+            let t = cur.get_or_insert_with(|| Tok {
+                start: idx,
+                end: idx,
+                lower: String::new(),
+                cap: c.is_uppercase(),
+            });
+            crate::text::push_lowercase(&mut t.lower, c);
+            t.end = idx + c.len_utf8();
         } else if apostrophe
             && cur.is_some()
             && chars.peek().is_some_and(|(_, n)| n.is_alphanumeric())
@@ -827,12 +825,14 @@ impl<'a> Ctx<'a> {
         let offset_ms = i64::from(mention.offset_minutes.unwrap_or(0)) * 60_000;
         let local =
             chrono::DateTime::from_timestamp_millis(mention.utc_ms.checked_add(offset_ms)?)?;
+        let toks = tokenize(text);
+        let tense = tense_of(&toks);
         let mut ctx = Self {
             text,
-            toks: tokenize(text),
+            toks,
             today: local.date_naive(),
             offset_ms,
-            tense: detect_tense(text),
+            tense,
             iso: Vec::new(),
         };
         ctx.iso = ctx.iso_dates();
