@@ -145,7 +145,7 @@ pub struct Store {
     model_calls: Keyspace,
     meta: Keyspace,
     /// Next sequence number; the lock serializes writers.
-    writer: Mutex<u64>,
+    writer: Mutex<WriterState>,
     synced_commits: AtomicU64,
     buffered_commits: AtomicU64,
 }
@@ -166,8 +166,46 @@ const MEMTABLE_BYTES: u64 = 16 * 1024 * 1024;
 /// Cap on the journals (fjall's minimum is 64 MiB).
 const JOURNAL_BYTES: u64 = 128 * 1024 * 1024;
 
+/// The appending side of the store, behind one lock.
+#[derive(Default)]
+struct WriterState {
+    /// Sequence number of the next record.
+    next_seq: u64,
+    /// Records appended lately.
+    recent: RecentIds,
+}
+
+/// Ids of the records appended lately by this process, with their sequence
+/// numbers, in two generations of at most [`RECENT_IDS`]: the parents a
+/// backfill cites (a block's messages, an event's sources) are mostly
+/// found here instead of in the `ids` keyspace. Records are never removed,
+/// so an entry never goes stale.
+#[derive(Default)]
+struct RecentIds {
+    current: HashMap<RecordId, u64>,
+    previous: HashMap<RecordId, u64>,
+}
+
+/// Ids per generation of [`RecentIds`].
+const RECENT_IDS: usize = 1 << 18;
+
+impl RecentIds {
+    fn get(&self, id: &RecordId) -> Option<&u64> {
+        self.current.get(id).or_else(|| self.previous.get(id))
+    }
+
+    fn remember(&mut self, appended: &HashMap<RecordId, u64>) {
+        if self.current.len() + appended.len() > RECENT_IDS {
+            self.previous = std::mem::take(&mut self.current);
+        }
+        self.current
+            .extend(appended.iter().map(|(id, seq)| (*id, *seq)));
+    }
+}
+
 #[derive(Default)]
 struct Pending {
+    recent: RecentIds,
     ids: HashMap<RecordId, u64>,
     heads: BTreeMap<Vec<u8>, ThreadHead>,
     external: HashMap<Vec<u8>, RecordId>,
@@ -213,14 +251,14 @@ impl Store {
             views: ks(keys::VIEWS)?,
             model_calls: ks(keys::MODEL_CALLS)?,
             meta: ks(keys::META)?,
-            writer: Mutex::new(0),
+            writer: Mutex::new(WriterState::default()),
             synced_commits: AtomicU64::new(0),
             buffered_commits: AtomicU64::new(0),
             db,
             path,
         };
         let next = store.last_seq()?.map_or(1, |s| s + 1);
-        *store.lock_writer() = next;
+        store.lock_writer().next_seq = next;
         Ok(store)
     }
 
@@ -236,7 +274,7 @@ impl Store {
         }
     }
 
-    fn lock_writer(&self) -> std::sync::MutexGuard<'_, u64> {
+    fn lock_writer(&self) -> std::sync::MutexGuard<'_, WriterState> {
         // A panic while holding the lock cannot leave a half-written batch
         // (batches are atomic), so a poisoned lock is safe to reuse.
         self.writer
@@ -286,9 +324,14 @@ impl Store {
         records: &[(RecordId, &[u8], &Record)],
         durability: Durability,
     ) -> Result<AppendReceipt, StoreError> {
-        let mut next_seq = self.lock_writer();
-        let mut seq = *next_seq;
-        let mut pending = Pending::default();
+        let mut writer = self.lock_writer();
+        let mut seq = writer.next_seq;
+        // Taken for the batch and given back after the commit (an error
+        // drops it: it is only a cache).
+        let mut pending = Pending {
+            recent: std::mem::take(&mut writer.recent),
+            ..Pending::default()
+        };
         let mut batch = self.db.batch().durability(Some(match durability {
             Durability::Sync => PersistMode::SyncAll,
             Durability::Buffered => PersistMode::Buffer,
@@ -367,6 +410,7 @@ impl Store {
             seq += 1;
         }
         if pending.ids.is_empty() {
+            writer.recent = pending.recent;
             return Ok(receipt);
         }
         for (prefix, head) in &pending.heads {
@@ -385,7 +429,9 @@ impl Store {
             Durability::Sync => self.synced_commits.fetch_add(1, Ordering::Relaxed),
             Durability::Buffered => self.buffered_commits.fetch_add(1, Ordering::Relaxed),
         };
-        *next_seq = seq;
+        writer.next_seq = seq;
+        pending.recent.remember(&pending.ids);
+        writer.recent = pending.recent;
         Ok(receipt)
     }
 
@@ -552,7 +598,7 @@ impl Store {
     }
 
     fn seq_in(&self, pending: &Pending, id: &RecordId) -> Result<Option<u64>, StoreError> {
-        match pending.ids.get(id) {
+        match pending.ids.get(id).or_else(|| pending.recent.get(id)) {
             Some(seq) => Ok(Some(*seq)),
             None => self.seq_of(id),
         }

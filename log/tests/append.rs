@@ -215,3 +215,69 @@ fn a_second_open_of_the_same_directory_is_refused_at_once() {
             .contains("in use by another strataflow process")
     );
 }
+
+#[test]
+fn only_kinds_looked_up_by_parent_are_indexed_as_children() {
+    let dir = tempfile::tempdir().unwrap();
+    let m0 = msg("t", "1", 0, Role::User, "a");
+    let m1 = msg("t", "2", 1, Role::Assistant, "b");
+    let b = block("t", 1, (1, 1), &[&m0, &m1]);
+    let block_id = id_of(&Record::Block(b.clone()));
+    let run = Record::Derivation(strataflow_log::record::Derivation {
+        tenant: String::new(),
+        operator: "summarizer@1".into(),
+        config_hash: strataflow_log::Digest::default(),
+        inputs: vec![block_id],
+        outputs: Vec::new(),
+        outcome: strataflow_log::record::Outcome::Ok,
+        attempt: 1,
+    });
+    {
+        let store = Store::open(dir.path()).unwrap();
+        // The derivation's parent is new in this batch: written once even
+        // when it comes twice.
+        let r = store
+            .append(
+                &[
+                    Record::Message(m0.clone()),
+                    Record::Message(m1),
+                    Record::Block(b),
+                    run.clone(),
+                    run.clone(),
+                ],
+                Durability::Sync,
+            )
+            .unwrap();
+        assert_eq!(r.new_count(), 4);
+        // A block is not indexed under its messages; a derivation is under
+        // its input.
+        assert_eq!(
+            store.children(&id_of(&Record::Message(m0.clone()))).count(),
+            0
+        );
+        let runs = store
+            .children_of_kind(&block_id, RecordKind::Derivation)
+            .unwrap();
+        assert_eq!(runs.len(), 1);
+        assert_eq!(runs[0].record, run);
+        match store.children_of_kind(&id_of(&Record::Message(m0)), RecordKind::Block) {
+            Err(StoreError::NotIndexedAsChild { kind }) => assert_eq!(kind, "block"),
+            other => panic!("expected NotIndexedAsChild, got {other:?}"),
+        }
+        // In a later batch (parent not new), the duplicate is still found.
+        assert_eq!(
+            store
+                .append(&[run.clone()], Durability::Sync)
+                .unwrap()
+                .new_count(),
+            0
+        );
+    }
+    // And after a reopen, with nothing remembered in memory.
+    let store = Store::open(dir.path()).unwrap();
+    assert_eq!(
+        store.append(&[run], Durability::Sync).unwrap().new_count(),
+        0
+    );
+    assert!(store.audit().unwrap().is_clean());
+}

@@ -173,7 +173,9 @@ fn statement_groups(message: &Message, others: &[&str]) -> Vec<Group> {
     let mut carried: Option<TimeExpression> = None;
     for s in sentences(&message.content) {
         let best = resolve_best(s.text, message.time);
-        let states_time = best.as_ref().is_some_and(|t| t.basis != TimeBasis::Inferred);
+        let states_time = best
+            .as_ref()
+            .is_some_and(|t| t.basis != TimeBasis::Inferred);
         if !is_statement(s.text, states_time, others) {
             if states_time {
                 carried = best;

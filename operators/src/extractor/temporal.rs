@@ -84,7 +84,40 @@ fn tense_of(toks: &[Tok]) -> Tense {
 
 /// Every time expression in `text`, resolved against `mention`, in text
 /// order and without overlaps (where matches overlap, the longest wins).
+///
+/// Results are remembered per thread for the latest texts
+/// ([`RECENT_TEXTS`]): the summarizer and the extractor read the same
+/// sentences of a block one after the other. The function is pure, so this
+/// changes only the time it takes.
 pub fn find_time_expressions(text: &str, mention: SourceTime) -> Vec<TimeExpression> {
+    RECENT.with(|recent| {
+        let mut recent = recent.borrow_mut();
+        let key = (text.to_owned(), mention.utc_ms, mention.offset_minutes);
+        if let Some(found) = recent.get(&key) {
+            return found.clone();
+        }
+        let found = find_uncached(text, mention);
+        if recent.len() >= RECENT_TEXTS {
+            recent.clear();
+        }
+        recent.insert(key, found.clone());
+        found
+    })
+}
+
+/// Texts whose time expressions a thread remembers (the map is emptied
+/// when full: a block's sentences are read within a few hundred texts).
+const RECENT_TEXTS: usize = 2048;
+
+/// Key of a remembered text: the text and its mention time.
+type RecentKey = (String, i64, Option<i16>);
+
+thread_local! {
+    static RECENT: std::cell::RefCell<std::collections::HashMap<RecentKey, Vec<TimeExpression>>> =
+        std::cell::RefCell::new(std::collections::HashMap::new());
+}
+
+fn find_uncached(text: &str, mention: SourceTime) -> Vec<TimeExpression> {
     let Some(ctx) = Ctx::new(text, mention) else {
         return Vec::new();
     };
