@@ -267,7 +267,7 @@ fn only_kinds_looked_up_by_parent_are_indexed_as_children() {
         // In a later batch (parent not new), the duplicate is still found.
         assert_eq!(
             store
-                .append(&[run.clone()], Durability::Sync)
+                .append(std::slice::from_ref(&run), Durability::Sync)
                 .unwrap()
                 .new_count(),
             0
