@@ -118,7 +118,55 @@ thread_local! {
 }
 
 fn find_uncached(text: &str, mention: SourceTime) -> Vec<TimeExpression> {
-    let Some(ctx) = Ctx::new(text, mention) else {
+    let toks = tokenize(text);
+    if !toks.iter().any(|t| is_anchor(&t.lower)) {
+        return Vec::new();
+    }
+    find_in(text, toks, mention)
+}
+
+/// Whether a word can be part of the one word that every time expression
+/// holds: a digit (dates, years, ISO times, counts such as "3 days"), a
+/// unit ("days", "weekend"), a day word ("yesterday", "tonight",
+/// "morning"), "ago", a weekday, a month, a named decade, or a word of an
+/// inferred time ("just", "recently", "now", "moment", "present"). Every
+/// parser needs one of these, so a text without any has no expression and
+/// is not parsed (`anchors_are_necessary` checks this against the
+/// unfiltered parser).
+fn is_anchor(w: &str) -> bool {
+    w.bytes().any(|b| b.is_ascii_digit())
+        || unit_of(w).is_some()
+        || weekday_any(w).is_some()
+        || month_any(w).is_some()
+        || matches!(
+            w,
+            "ago"
+                | "today"
+                | "tonight"
+                | "yesterday"
+                | "tomorrow"
+                | "morning"
+                | "afternoon"
+                | "evening"
+                | "night"
+                | "sixties"
+                | "seventies"
+                | "eighties"
+                | "nineties"
+                | "just"
+                | "recently"
+                | "lately"
+                | "currently"
+                | "nowadays"
+                | "now"
+                | "moment"
+                | "present"
+        )
+}
+
+/// [`find_uncached`] without the anchor check.
+fn find_in(text: &str, toks: Vec<Tok>, mention: SourceTime) -> Vec<TimeExpression> {
+    let Some(ctx) = Ctx::new(text, toks, mention) else {
         return Vec::new();
     };
     let mut cands = ctx.iso.clone();
@@ -854,11 +902,10 @@ struct Ctx<'a> {
 }
 
 impl<'a> Ctx<'a> {
-    fn new(text: &'a str, mention: SourceTime) -> Option<Self> {
+    fn new(text: &'a str, toks: Vec<Tok>, mention: SourceTime) -> Option<Self> {
         let offset_ms = i64::from(mention.offset_minutes.unwrap_or(0)) * 60_000;
         let local =
             chrono::DateTime::from_timestamp_millis(mention.utc_ms.checked_add(offset_ms)?)?;
-        let toks = tokenize(text);
         let tense = tense_of(&toks);
         let mut ctx = Self {
             text,
@@ -2051,7 +2098,82 @@ mod tests {
         );
     }
 
+    /// The parser without the anchor check.
+    fn unfiltered(text: &str, at: SourceTime) -> Vec<TimeExpression> {
+        find_in(text, tokenize(text), at)
+    }
+
+    /// Every word of the lexicon and of the parsers, with fillers: any
+    /// expression the parsers know is made of these.
+    const LEXICON: &[&str] = &[
+        "last", "next", "this", "the", "a", "an", "few", "couple", "of", "since", "in", "on",
+        "for", "ago", "now", "past", "previous", "coming", "over", "week", "weeks", "weekend",
+        "weekends", "month", "months", "year", "years", "day", "days", "decade", "decades",
+        "before", "after", "other", "earlier", "later", "today", "tonight", "yesterday",
+        "tomorrow", "morning", "afternoon", "evening", "night", "just", "recently", "lately",
+        "currently", "nowadays", "right", "at", "moment", "present", "these", "not", "long",
+        "May", "may", "june", "March", "sept", "Sat", "sat", "Saturday", "monday's", "wed",
+        "2016", "1999", "8th", "31", "3", "two", "twenty", "2023-05-08", "early", "mid", "late",
+        "90s", "'80s", "nineties", "from", "to", "until", "till", "through", "between", "and",
+        "by", "during", "about", "almost", "around", "nearly", "roughly", "spring", "summer",
+        "got", "finished", "went", "will", "was", "every", "black", "we", "it", ",", "-", ".",
+    ];
+
+    /// No sequence of up to three words of the lexicon that holds no
+    /// anchor is an expression (every multi-word pattern without a unit,
+    /// day, weekday, month or digit would be found here: "not long ago"
+    /// once "ago" is left out of the anchors).
+    #[test]
+    fn anchors_are_necessary_in_short_phrases() {
+        let at = mention("2023-05-08T13:56:00Z");
+        let plain: Vec<&str> = LEXICON
+            .iter()
+            .copied()
+            .filter(|w| !tokenize(w).iter().any(|t| is_anchor(&t.lower)))
+            .collect();
+        let mut phrases = 0;
+        for a in &plain {
+            for b in std::iter::once(&"").chain(&plain) {
+                for c in std::iter::once(&"").chain(&plain) {
+                    let text = format!("{a} {b} {c}");
+                    assert_eq!(unfiltered(&text, at), Vec::new(), "{text:?}");
+                    phrases += 1;
+                }
+            }
+        }
+        assert!(phrases > 100_000, "{phrases} phrases");
+    }
+
+    #[test]
+    fn anchors_are_necessary_on_locomo() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data/locomo");
+        let at = [mention("2023-05-08T13:56:00Z"), mention("2023-05-08T13:56:00+02:00")];
+        let mut texts = 0;
+        for file in ["conv-26.json", "conv-30.json"] {
+            let raw = std::fs::read_to_string(dir.join(file)).expect("LoCoMo fixture");
+            let doc: serde_json::Value = serde_json::from_str(&raw).expect("LoCoMo JSON");
+            let sessions = doc.as_object().into_iter().flatten();
+            for turn in sessions.filter_map(|(_, v)| v.as_array()).flatten() {
+                let Some(text) = turn.get("text").and_then(|t| t.as_str()) else {
+                    continue;
+                };
+                for when in at {
+                    assert_eq!(find_uncached(text, when), unfiltered(text, when), "{text:?}");
+                }
+                texts += 1;
+            }
+        }
+        assert!(texts > 500, "read {texts} turns");
+    }
+
     proptest::proptest! {
+        #[test]
+        fn anchors_are_necessary(words in proptest::collection::vec(proptest::sample::select(LEXICON.to_vec()), 0..8), ms in 0i64..4_000_000_000_000i64) {
+            let text = words.join(" ");
+            let at = SourceTime::utc_without_offset(ms);
+            proptest::prop_assert_eq!(find_uncached(&text, at), unfiltered(&text, at), "{}", text);
+        }
+
         #[test]
         fn never_panics_and_spans_are_sane(text in "\\PC{0,80}", ms in -10_000_000_000_000i64..10_000_000_000_000i64, off in proptest::option::of(-840i16..=840)) {
             let found = find_time_expressions(&text, SourceTime { utc_ms: ms, offset_minutes: off });
