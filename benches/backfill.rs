@@ -23,6 +23,9 @@
 //!   (`Index::create_in_dir`) of text, speaker (both tokenized) and thread
 //!   (untokenized), writer with a 256 MB budget on 2 threads, one commit at
 //!   the end.
+//! - `strataflow_no_derive`: the same without operators (`ingest
+//!   --no-derive`: parse, validate, hash, seal, store messages and blocks
+//!   with their indexes): the floor the storage path sets.
 //! - `strataflow_backfill`: [`run_strataflow`]: the JSONL archive (written
 //!   to a temporary file before timing) taken in exactly as `strataflow
 //!   ingest` does: validated, then the staged runtime on every core
@@ -107,27 +110,33 @@ fn fresh_dir() -> tempfile::TempDir {
 /// default operators deriving every block as it seals, group commit with
 /// fsync per batch), then the persisted views brought up to date. Returns
 /// the messages stored.
-fn run_strataflow(dir: &Path, jsonl_path: &Path) -> u64 {
+///
+/// With `derive` false, the same run without operators (`ingest
+/// --no-derive`): messages and blocks only, the floor the storage path sets.
+fn run_strataflow(dir: &Path, jsonl_path: &Path, derive: bool) -> u64 {
     let memory = Memory::open(dir).expect("open the data directory");
-    let options = memory.ingest_options().expect("default options");
+    let mut options = memory.ingest_options().expect("default options");
+    if !derive {
+        options.operators = None;
+    }
     let stats = memory
         .ingest_jsonl(jsonl_path, &options, OnInvalid::Refuse, &mut |_| {})
         .expect("ingest");
     assert_eq!(stats.failed_runs, 0, "no operator run fails");
-    assert!(stats.events > 0, "the operators did real work");
+    assert_eq!(stats.events > 0, derive, "the operators did real work");
     black_box(stats);
     stats.stored
 }
 
-fn time_strataflow(jsonl: &Path, n: u64, iters: u64) -> Duration {
+fn time_strataflow(name: &'static str, derive: bool, jsonl: &Path, n: u64, iters: u64) -> Duration {
     let mut total = Duration::ZERO;
     for _ in 0..iters {
         let dir = fresh_dir();
         let start = Instant::now();
-        let stored = run_strataflow(dir.path(), jsonl);
+        let stored = run_strataflow(dir.path(), jsonl, derive);
         let took = start.elapsed();
         assert_eq!(stored, n);
-        record_rate("strataflow_backfill", n, took);
+        record_rate(name, n, took);
         total += took;
     }
     total
@@ -258,7 +267,13 @@ fn print_table(n: u64, threads: u32) {
         "  {:<22} {:>14} {:>12} {:>18}",
         "system", "messages/s", "iterations", "strataflow / this"
     );
-    for name in ["strataflow_backfill", "raw_fjall", "sqlite_fts5", "tantivy"] {
+    for name in [
+        "strataflow_backfill",
+        "strataflow_no_derive",
+        "raw_fjall",
+        "sqlite_fts5",
+        "tantivy",
+    ] {
         let rate = get(name);
         let iterations = rates.get(name).map_or(0, Vec::len);
         let ratio = match (ours, rate) {
@@ -271,6 +286,17 @@ fn print_table(n: u64, threads: u32) {
             rate.map_or_else(|| "-".to_owned(), |r| format!("{r:.0}")),
             iterations,
             ratio
+        );
+    }
+    if let (Some(floor), Some(fjall), Some(fts5)) = (
+        get("strataflow_no_derive"),
+        get("raw_fjall"),
+        get("sqlite_fts5"),
+    ) {
+        println!(
+            "  without derivation strataflow takes {:.3} x raw fjall and {:.3} x SQLite FTS5",
+            floor / fjall,
+            floor / fts5
         );
     }
     println!(
@@ -326,7 +352,10 @@ fn bench_backfill(c: &mut Criterion) {
         b.iter_custom(|iters| time_tantivy(&msgs, iters));
     });
     group.bench_function("strataflow_backfill", |b| {
-        b.iter_custom(|iters| time_strataflow(&jsonl, n, iters));
+        b.iter_custom(|iters| time_strataflow("strataflow_backfill", true, &jsonl, n, iters));
+    });
+    group.bench_function("strataflow_no_derive", |b| {
+        b.iter_custom(|iters| time_strataflow("strataflow_no_derive", false, &jsonl, n, iters));
     });
     group.finish();
     print_table(n, threads);
