@@ -401,8 +401,7 @@ pub fn is_chatter(sentence: &str) -> bool {
     if w.is_empty() {
         return true;
     }
-    let content = w.iter().filter(|x| !is_stop_word(x)).count();
-    content == 0
+    w.iter().all(|x| is_stop_word(x))
         || (w.len() <= 4
             && w.iter().any(|x| {
                 matches!(
