@@ -20,6 +20,7 @@ pub mod envelope;
 pub mod error;
 pub mod id;
 mod keys;
+mod recent;
 pub mod record;
 pub mod store;
 pub mod time;

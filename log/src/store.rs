@@ -11,7 +11,7 @@
 //! survives power loss; `Buffered` hands the batch to the OS, which survives a
 //! process crash but not a power loss.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -22,6 +22,7 @@ use crate::envelope::{Encoded, decode, encode_with_id, id_of};
 use crate::error::StoreError;
 use crate::id::{Digest, RecordId};
 use crate::keys::{self, MAX_NAME_BYTES};
+use crate::recent::Recent;
 use crate::record::{ModelCall, Record, RecordKind};
 
 /// Largest chunk of a view state saved by [`Store::save_view_chunks`].
@@ -178,59 +179,16 @@ struct WriterState {
     /// Sequence number of the next record.
     next_seq: u64,
     /// Records appended lately.
-    recent: RecentIds,
-}
-
-/// What the writer remembers of its latest batches (a cache: dropping it
-/// changes nothing but speed).
-///
-/// - The ids of the messages it appended lately, with their sequence
-///   numbers, in two generations of at most [`RECENT_MESSAGES`]: the
-///   parents a backfill cites from earlier batches (a block's messages, an
-///   event's sources) are found here instead of in the `ids` keyspace (the
-///   other parents are in the same batch). A generation covers the
-///   messages of 20,000 threads interleaved 25 deep. Records are never
-///   removed, so an entry never goes stale.
-/// - The heads of the threads it advanced lately (at most
-///   [`RECENT_HEADS`]): only the writer changes a head, and only after a
-///   commit is the cache updated, so a cached head is the stored head.
-#[derive(Default)]
-struct RecentIds {
-    current: HashMap<RecordId, u64>,
-    previous: HashMap<RecordId, u64>,
-    heads: HashMap<Vec<u8>, ThreadHead>,
-}
-
-/// Message ids per generation of [`RecentIds`].
-const RECENT_MESSAGES: usize = 1 << 19;
-
-/// Thread heads [`RecentIds`] keeps (emptied when full).
-const RECENT_HEADS: usize = 1 << 16;
-
-impl RecentIds {
-    fn get(&self, id: &RecordId) -> Option<&u64> {
-        self.current.get(id).or_else(|| self.previous.get(id))
-    }
-
-    /// Takes in what a committed batch appended.
-    fn remember(&mut self, messages: &[(RecordId, u64)], heads: &BTreeMap<Vec<u8>, ThreadHead>) {
-        if self.current.len() + messages.len() > RECENT_MESSAGES {
-            self.previous = std::mem::take(&mut self.current);
-        }
-        self.current.extend(messages.iter().copied());
-        if self.heads.len() + heads.len() > RECENT_HEADS {
-            self.heads.clear();
-        }
-        self.heads
-            .extend(heads.iter().map(|(prefix, head)| (prefix.clone(), *head)));
-    }
+    recent: Recent,
 }
 
 #[derive(Default)]
 struct Pending {
-    recent: RecentIds,
+    recent: Recent,
     ids: HashMap<RecordId, u64>,
     messages: Vec<(RecordId, u64)>,
+    /// Threads whose first message is in this batch.
+    born: HashSet<Vec<u8>>,
     heads: BTreeMap<Vec<u8>, ThreadHead>,
     external: HashMap<Vec<u8>, RecordId>,
     model_calls: HashMap<Digest, u64>,
@@ -407,6 +365,9 @@ impl Store {
                 check_name("thread", thread)?;
                 let prefix = keys::thread_prefix(tenant, thread);
                 let mut head = self.head_in(&pending, &prefix)?;
+                if head.messages == 0 && matches!(record, Record::Message(_)) {
+                    pending.born.insert(prefix.clone());
+                }
                 self.advance_head(&mut head, record, &id, &prefix, &mut pending, &mut batch)?;
                 pending.heads.insert(prefix.clone(), head);
                 batch.insert(
@@ -458,7 +419,13 @@ impl Store {
             Durability::Buffered => self.buffered_commits.fetch_add(1, Ordering::Relaxed),
         };
         writer.next_seq = seq;
-        pending.recent.remember(&pending.messages, &pending.heads);
+        let born: Vec<Vec<u8>> = pending.born.iter().cloned().collect();
+        pending.recent.remember(
+            &pending.messages,
+            &pending.heads,
+            &born,
+            pending.external.keys(),
+        );
         writer.recent = pending.recent;
         Ok(receipt)
     }
@@ -608,9 +575,16 @@ impl Store {
         check_name("tenant", &m.tenant)?;
         check_name("thread", &m.thread)?;
         check_name("external id", &m.external_id)?;
-        let key = keys::external_key(&keys::thread_prefix(&m.tenant, &m.thread), &m.external_id);
+        let prefix = keys::thread_prefix(&m.tenant, &m.thread);
+        let key = keys::external_key(&prefix, &m.external_id);
         let existing = match pending.external.get(&key) {
             Some(id) => Some(*id),
+            // A thread born in this batch has all its keys in the batch.
+            None if pending.born.contains(&prefix)
+                || pending.recent.surely_new_external(&prefix, &key) =>
+            {
+                None
+            }
             None => self.external_id_at(&key)?,
         };
         match existing {
