@@ -18,6 +18,7 @@
 pub mod audit;
 pub mod envelope;
 pub mod error;
+mod head;
 pub mod id;
 mod keys;
 mod recent;

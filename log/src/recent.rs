@@ -23,8 +23,8 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::hash::{Hash, Hasher};
 
+use crate::head::ThreadHead;
 use crate::id::RecordId;
-use crate::store::ThreadHead;
 
 /// Message ids per generation.
 const RECENT_MESSAGES: usize = 1 << 19;
