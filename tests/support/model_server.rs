@@ -232,12 +232,31 @@ async fn serve(mut stream: TcpStream, shared: &Shared) -> std::io::Result<()> {
     }
     let now = shared.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
     shared.max_in_flight.fetch_max(now, Ordering::SeqCst);
-    let result = answer(&mut stream, shared, request).await;
+    let reply = answer(shared, request).await;
+    // A request stops counting before its answer is written: once the
+    // client has read it, it may send the next one at once.
     shared.in_flight.fetch_sub(1, Ordering::SeqCst);
-    result
+    write_response(&mut stream, reply.status, &reply.headers, &reply.body).await
 }
 
-async fn answer(stream: &mut TcpStream, shared: &Shared, request: Request) -> std::io::Result<()> {
+/// An answer to write.
+struct Answer {
+    status: u16,
+    headers: Vec<(&'static str, String)>,
+    body: String,
+}
+
+impl Answer {
+    fn new(status: u16, body: impl Into<String>) -> Self {
+        Self {
+            status,
+            headers: Vec::new(),
+            body: body.into(),
+        }
+    }
+}
+
+async fn answer(shared: &Shared, request: Request) -> Answer {
     let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
     shared.bodies.lock().unwrap().push(body.clone());
     shared
@@ -256,13 +275,16 @@ async fn answer(stream: &mut TcpStream, shared: &Shared, request: Request) -> st
         Some(Fault::Status(status, retry_after)) => {
             bump(|c| c.status += 1);
             let header = retry_after.map(|s| ("Retry-After", s.to_string()));
-            let headers: Vec<(&str, String)> = header.into_iter().collect();
             let body = format!("{{\"error\":{{\"message\":\"scripted status {status}\"}}}}");
-            return write_response(stream, status, &headers, &body).await;
+            return Answer {
+                status,
+                headers: header.into_iter().collect(),
+                body,
+            };
         }
         Some(Fault::Malformed) => {
             bump(|c| c.malformed += 1);
-            return write_response(stream, 200, &[], "<html>upstream hiccup</html>").await;
+            return Answer::new(200, "<html>upstream hiccup</html>");
         }
         Some(Fault::Delay(delay)) => {
             bump(|c| {
@@ -291,9 +313,9 @@ async fn answer(stream: &mut TcpStream, shared: &Shared, request: Request) -> st
             } else {
                 tool_completion(&arguments)
             };
-            write_response(stream, 200, &[], &completion.to_string()).await
+            Answer::new(200, completion.to_string())
         }
-        Reply::Raw(status, body) => write_response(stream, status, &[], &body).await,
+        Reply::Raw(status, body) => Answer::new(status, body),
     }
 }
 
