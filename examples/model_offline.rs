@@ -35,7 +35,8 @@ use model_server::{ModelServer, Reply};
 use strataflow::Memory;
 use strataflow::log::record::{Record, RecordKind};
 use strataflow::log::{Durability, RecordId};
-use strataflow::operators::profile::{ModelEndpoint, Profile};
+use strataflow::operators::llm;
+use strataflow::operators::profile::ModelEndpoint;
 use strataflow::pipeline::ingest::OnInvalid;
 
 type Error = Box<dyn std::error::Error>;
@@ -46,19 +47,16 @@ fn open_with_profile(dir: &Path, base_url: &str) -> Result<Memory, Error> {
     options.durability = Durability::Buffered;
     let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/data/sample.jsonl");
     memory.ingest_jsonl(&sample, &options, OnInvalid::Refuse, &mut |_| {})?;
-    memory.save_profile(&Profile {
-        name: "model".into(),
-        summarizer: "llm-summarizer@1".into(),
-        extractor: "llm-extractor@1".into(),
-        projector: "llm-projector@1".into(),
-        model: Some(ModelEndpoint {
+    memory.save_profile(&llm::profile(
+        "model",
+        ModelEndpoint {
             model: "scripted".into(),
             base_url: base_url.into(),
             api_key_env: None,
             concurrency: 2,
             timeout_secs: 10,
-        }),
-    })?;
+        },
+    ))?;
     Ok(memory)
 }
 

@@ -94,12 +94,19 @@ fn import_source(
     }
 }
 
-#[test]
-fn plain_text_is_extracted_decided_and_committed_citing_the_import_message() {
+/// The scripted server, a fresh data directory and its `Memory` holding
+/// the `llm` profile against that server.
+fn with_llm_profile() -> (ModelServer, tempfile::TempDir, Memory) {
     let server = ModelServer::start(answer);
     let tmp = tempfile::tempdir().unwrap();
     let memory = Memory::open(tmp.path()).unwrap();
     save_llm_profile(&memory, &server.base_url());
+    (server, tmp, memory)
+}
+
+#[test]
+fn plain_text_is_extracted_decided_and_committed_citing_the_import_message() {
+    let (server, tmp, memory) = with_llm_profile();
 
     let report = memory
         .import_external_memory(NOTES, &options(false))
@@ -193,10 +200,7 @@ fn plain_text_is_extracted_decided_and_committed_citing_the_import_message() {
 
 #[test]
 fn a_dry_run_records_only_the_model_calls_and_the_import_then_pays_nothing() {
-    let server = ModelServer::start(answer);
-    let tmp = tempfile::tempdir().unwrap();
-    let memory = Memory::open(tmp.path()).unwrap();
-    save_llm_profile(&memory, &server.base_url());
+    let (server, _tmp, memory) = with_llm_profile();
 
     let dry = memory
         .import_external_memory(NOTES, &options(true))
@@ -274,10 +278,7 @@ fn plain_text_without_a_model_is_refused_and_nothing_is_stored() {
 
 #[test]
 fn offline_with_no_recorded_call_stops_and_stores_nothing() {
-    let server = ModelServer::start(answer);
-    let tmp = tempfile::tempdir().unwrap();
-    let mut memory = Memory::open(tmp.path()).unwrap();
-    save_llm_profile(&memory, &server.base_url());
+    let (server, _tmp, mut memory) = with_llm_profile();
     memory.set_offline(true).unwrap();
     let err = memory
         .import_external_memory(NOTES, &options(false))
@@ -304,11 +305,8 @@ fn offline_with_no_recorded_call_stops_and_stores_nothing() {
 
 #[test]
 fn a_long_text_is_sent_in_parts_and_its_candidates_kept_in_order() {
-    let server = ModelServer::start(answer);
-    let tmp = tempfile::tempdir().unwrap();
+    let (server, tmp, memory) = with_llm_profile();
     let data = tmp.path();
-    let memory = Memory::open(data).unwrap();
-    save_llm_profile(&memory, &server.base_url());
     drop(memory);
     // About 30,000 characters: prose with three memories spread out.
     let filler = |from: usize| -> String {

@@ -5,7 +5,8 @@ use std::path::Path;
 
 use strataflow::Memory;
 use strataflow::log::Durability;
-use strataflow::operators::profile::{ModelEndpoint, Profile};
+use strataflow::operators::llm;
+use strataflow::operators::profile::ModelEndpoint;
 use strataflow::pipeline::ingest::OnInvalid;
 
 /// Profile name of the model-backed operators.
@@ -46,18 +47,15 @@ pub fn ingest(memory: &Memory, file: &Path) {
 /// Saves the `llm` profile (the three `llm-*` operators) against `base_url`.
 pub fn save_llm_profile(memory: &Memory, base_url: &str) {
     memory
-        .save_profile(&Profile {
-            name: LLM.into(),
-            summarizer: "llm-summarizer@1".into(),
-            extractor: "llm-extractor@1".into(),
-            projector: "llm-projector@1".into(),
-            model: Some(ModelEndpoint {
+        .save_profile(&llm::profile(
+            LLM,
+            ModelEndpoint {
                 model: "scripted".into(),
                 base_url: base_url.into(),
                 api_key_env: None,
                 concurrency: 2,
                 timeout_secs: 10,
-            }),
-        })
+            },
+        ))
         .unwrap();
 }
