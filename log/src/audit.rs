@@ -79,6 +79,17 @@ pub enum AuditProblem {
         /// Where the index points (None: nowhere).
         indexed_seq: Option<u64>,
     },
+    /// Entries of a keyspace cannot be read (a damaged table block): found
+    /// by `audit --deep`, which reads every entry of every keyspace.
+    Unreadable {
+        /// Keyspace.
+        keyspace: &'static str,
+        /// For the records keyspace: the unreadable sequence numbers, as
+        /// inclusive ranges.
+        records: Vec<(u64, u64)>,
+        /// The storage engine's error.
+        error: String,
+    },
     /// The model-call index has entries that no model call accounts for.
     ModelCallIndexSize {
         /// Distinct request hashes among the model calls.
@@ -151,6 +162,27 @@ impl std::fmt::Display for AuditProblem {
                     "model call {id} (seq {seq}): request {request_hash} is missing from the model-call index"
                 ),
             },
+            Self::Unreadable {
+                keyspace,
+                records,
+                error,
+            } => {
+                write!(f, "keyspace `{keyspace}` has unreadable entries ({error})")?;
+                if !records.is_empty() {
+                    let runs: Vec<String> = records
+                        .iter()
+                        .map(|(a, b)| {
+                            if a == b {
+                                format!("{a}")
+                            } else {
+                                format!("{a}..={b}")
+                            }
+                        })
+                        .collect();
+                    write!(f, "; records at sequence {} are affected", runs.join(", "))?;
+                }
+                Ok(())
+            }
             Self::ModelCallIndexSize { requests, indexed } => write!(
                 f,
                 "model-call index holds {indexed} entries for {requests} distinct requests"
@@ -270,6 +302,66 @@ impl Store {
                 .push(AuditProblem::ModelCallIndexSize { requests, indexed });
         }
         Ok(report)
+    }
+
+    /// `audit --deep`: reads every entry of every keyspace (the storage
+    /// engine checks each block's checksum as it reads it), then audits the
+    /// log. An unreadable records entry is reported with the sequence
+    /// numbers affected; the log audit is then skipped (it would stop at
+    /// the same block).
+    pub fn audit_deep(&self) -> Result<AuditReport, StoreError> {
+        let mut problems = Vec::new();
+        for (name, keyspace) in self.keyspaces() {
+            let mut failure = None;
+            for item in keyspace.iter() {
+                if let Err(e) = item.into_inner() {
+                    failure = Some(e.to_string());
+                    break;
+                }
+            }
+            let Some(error) = failure else { continue };
+            let records = if name == crate::keys::RECORDS {
+                self.unreadable_records()
+            } else {
+                Vec::new()
+            };
+            problems.push(AuditProblem::Unreadable {
+                keyspace: name,
+                records,
+                error,
+            });
+        }
+        if problems.iter().any(|p| {
+            matches!(p, AuditProblem::Unreadable { keyspace, .. } if *keyspace == crate::keys::RECORDS)
+        }) {
+            return Ok(AuditReport {
+                problems,
+                ..AuditReport::default()
+            });
+        }
+        let mut report = self.audit()?;
+        problems.append(&mut report.problems);
+        report.problems = problems;
+        Ok(report)
+    }
+
+    /// The sequence numbers whose record cannot be read, as inclusive runs
+    /// (point reads up to the last sequence the kind counters account for).
+    fn unreadable_records(&self) -> Vec<(u64, u64)> {
+        let last: u64 = RecordKind::ALL
+            .iter()
+            .map(|k| self.count(*k).unwrap_or(0))
+            .sum();
+        let mut runs: Vec<(u64, u64)> = Vec::new();
+        for seq in 1..=last {
+            if self.raw_value(seq).is_err() {
+                match runs.last_mut() {
+                    Some(run) if run.1 + 1 == seq => run.1 = seq,
+                    _ => runs.push((seq, seq)),
+                }
+            }
+        }
+        runs
     }
 
     /// The kind index entry for a sequence whose header is unreadable.

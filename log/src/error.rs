@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use crate::envelope::{DecodeError, EncodeError};
 use crate::id::RecordId;
+use crate::integrity::Damage;
 
 /// Error of a store operation.
 #[derive(Debug, thiserror::Error)]
@@ -15,6 +16,26 @@ pub enum StoreError {
         path.display()
     )]
     InUse {
+        /// The directory.
+        path: PathBuf,
+    },
+    /// The data directory is damaged; nothing in it was changed.
+    #[error(
+        "data directory {} is damaged: {damage}; it was refused before anything was written (copy what is intact with `strataflow recover {} --to NEW_DIR`)",
+        path.display(), path.display()
+    )]
+    Damaged {
+        /// The directory.
+        path: PathBuf,
+        /// What is damaged.
+        damage: Box<Damage>,
+    },
+    /// The directory holds no strataflow store.
+    #[error(
+        "{} is not a strataflow data directory (create one with `strataflow init` or by ingesting)",
+        path.display()
+    )]
+    NotAStore {
         /// The directory.
         path: PathBuf,
     },

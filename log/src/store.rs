@@ -22,6 +22,8 @@ use crate::envelope::{Encoded, decode, encode_with_id, id_of};
 use crate::error::StoreError;
 pub use crate::head::ThreadHead;
 use crate::id::{Digest, RecordId};
+use crate::integrity::manifest::Manifest;
+use crate::integrity::{self, Damage, TableCheck};
 use crate::keys::{self, MAX_NAME_BYTES};
 use crate::recent::Recent;
 use crate::record::{ModelCall, Record, RecordKind};
@@ -136,6 +138,8 @@ struct WriterState {
     next_seq: u64,
     /// Records appended lately.
     recent: Recent,
+    /// Records per kind, as the `meta` counters hold them.
+    counts: BTreeMap<RecordKind, u64>,
 }
 
 #[derive(Default)]
@@ -153,11 +157,61 @@ struct Pending {
 
 impl Store {
     /// Opens (or creates) the log in `path`. A second process gets
-    /// [`StoreError::InUse`] at once instead of waiting.
+    /// [`StoreError::InUse`] at once instead of waiting. A directory that
+    /// fails the integrity checks ([`crate::integrity`]) is refused with
+    /// [`StoreError::Damaged`] before anything in it is changed.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
+        Self::open_checked(path, TableCheck::Changed)
+    }
+
+    /// Opens an existing log only: a directory holding no store is
+    /// [`StoreError::NotAStore`] and nothing is created in it.
+    pub fn open_existing(path: impl AsRef<Path>, tables: TableCheck) -> Result<Self, StoreError> {
+        let path = path.as_ref();
+        if !integrity::looks_like_store(path) {
+            return Err(StoreError::NotAStore {
+                path: path.to_path_buf(),
+            });
+        }
+        Self::open_checked(path, tables)
+    }
+
+    /// [`Store::open`] with a choice of how many tables to hash first.
+    pub fn open_checked(path: impl AsRef<Path>, tables: TableCheck) -> Result<Self, StoreError> {
         let path = path.as_ref().to_path_buf();
+        let existed = integrity::looks_like_store(&path);
+        let damaged = |damage: Damage| StoreError::Damaged {
+            path: path.clone(),
+            damage: Box::new(damage),
+        };
+        if existed {
+            let _lock = lock_for_check(&path)?;
+            integrity::check_files(&path, tables).map_err(damaged)?;
+        }
+        let store = Self::open_engine(path, existed)?;
+        let last = store.last_seq()?.unwrap_or(0);
+        let mut counts = BTreeMap::new();
+        for kind in RecordKind::ALL {
+            counts.insert(kind, store.count(kind)?);
+        }
+        store.check_log(last, &counts)?;
+        let mut writer = store.lock_writer();
+        writer.next_seq = last + 1;
+        writer.counts = counts;
+        drop(writer);
+        Ok(store)
+    }
+
+    /// Opens fjall's database and keyspaces with no integrity check
+    /// (`existed`: errors are damage, not a failure to create).
+    pub(crate) fn open_engine(path: PathBuf, existed: bool) -> Result<Self, StoreError> {
+        let damaged = |damage: Damage| StoreError::Damaged {
+            path: path.clone(),
+            damage: Box::new(damage),
+        };
         let storage = |source: fjall::Error| match source {
             fjall::Error::Locked => StoreError::InUse { path: path.clone() },
+            source if existed => damaged(Damage::Engine(source.to_string())),
             source => StoreError::Storage {
                 path: path.clone(),
                 source,
@@ -179,7 +233,7 @@ impl Store {
             })
             .map_err(storage)
         };
-        let store = Self {
+        Ok(Self {
             records: ks(keys::RECORDS)?,
             ids: ks(keys::IDS)?,
             kinds: ks(keys::KINDS)?,
@@ -195,10 +249,104 @@ impl Store {
             buffered_commits: AtomicU64::new(0),
             db,
             path,
+        })
+    }
+
+    /// fjall's internal id of the records and meta keyspaces.
+    pub(crate) fn engine_ids(&self) -> (u64, u64, u64) {
+        (self.records.id(), self.kinds.id(), self.meta.id())
+    }
+
+    /// The checks made once fjall has opened the directory: the records
+    /// keyspace, the kind counters, the last record's index entries and
+    /// the manifest agree. Brings a lagging manifest up to date.
+    fn check_log(&self, last: u64, counts: &BTreeMap<RecordKind, u64>) -> Result<(), StoreError> {
+        let damaged = |damage: Damage| StoreError::Damaged {
+            path: self.path.clone(),
+            damage: Box::new(damage),
         };
-        let next = store.last_seq()?.map_or(1, |s| s + 1);
-        store.lock_writer().next_seq = next;
-        Ok(store)
+        let manifest = Manifest::load(&self.path).map_err(|e| damaged(Damage::Manifest(e)))?;
+        if let Some(m) = &manifest {
+            if last < m.last_seq {
+                return Err(damaged(Damage::MissingRecords {
+                    found: last,
+                    expected: m.last_seq,
+                }));
+            }
+        }
+        if last > 0 {
+            let first = match self.records.first_key_value() {
+                Some(guard) => {
+                    let key = guard.key().map_err(|e| self.storage(e))?;
+                    keys::decode_seq(&key).unwrap_or(0)
+                }
+                None => 0,
+            };
+            if first != 1 {
+                return Err(damaged(Damage::MissingHead { first }));
+            }
+            let total: u64 = counts.values().sum();
+            if total != last {
+                return Err(damaged(Damage::Inconsistent(format!(
+                    "the kind counters add up to {total} records but the log holds 1..={last}"
+                ))));
+            }
+            let bytes = self.raw_value(last)?.unwrap_or_default();
+            let id = id_of(&bytes);
+            if self.seq_of(&id)? != Some(last) {
+                return Err(damaged(Damage::Inconsistent(format!(
+                    "the id index lacks the last record ({id} at sequence {last})"
+                ))));
+            }
+            let kind = decode(&bytes)
+                .map_err(|source| StoreError::Decode { seq: last, source })?
+                .kind();
+            if self.indexed_id(kind, last)? != Some(id) {
+                return Err(damaged(Damage::Inconsistent(format!(
+                    "the kind index lacks the last record ({} {id} at sequence {last})",
+                    kind.name()
+                ))));
+            }
+        }
+        if last > 0 && manifest.as_ref().is_none_or(|m| m.last_seq != last) {
+            self.save_manifest(last, counts);
+        }
+        Ok(())
+    }
+
+    /// fjall's keyspace ids by name.
+    fn keyspace_ids(&self) -> BTreeMap<String, u64> {
+        self.keyspaces()
+            .into_iter()
+            .map(|(name, ks)| (name.to_owned(), ks.id()))
+            .collect()
+    }
+
+    /// Every keyspace with its name.
+    pub(crate) fn keyspaces(&self) -> [(&'static str, &Keyspace); 10] {
+        [
+            (keys::RECORDS, &self.records),
+            (keys::IDS, &self.ids),
+            (keys::KINDS, &self.kinds),
+            (keys::THREADS, &self.threads),
+            (keys::HEADS, &self.heads),
+            (keys::EXTERNAL, &self.external),
+            (keys::CHILDREN, &self.children),
+            (keys::VIEWS, &self.views),
+            (keys::MODEL_CALLS, &self.model_calls),
+            (keys::META, &self.meta),
+        ]
+    }
+
+    /// Rewrites the manifest after a commit. A failure is not an error of
+    /// the commit (the records are stored): the manifest then lags the
+    /// log, which the next open accepts and repairs.
+    fn save_manifest(&self, last: u64, counts: &BTreeMap<RecordKind, u64>) {
+        let counts = counts
+            .iter()
+            .map(|(k, v)| (k.name().to_owned(), *v))
+            .collect();
+        let _ = Manifest::new(last, counts, self.keyspace_ids()).save(&self.path);
     }
 
     /// The data directory.
@@ -361,8 +509,10 @@ impl Store {
         for (prefix, head) in &pending.heads {
             batch.insert(&self.heads, prefix.as_slice(), head.encode().as_slice());
         }
+        let mut counts = writer.counts.clone();
         for (kind, added) in &pending.counts {
-            let total = self.count(*kind)? + added;
+            let total = counts.get(kind).copied().unwrap_or(0) + added;
+            counts.insert(*kind, total);
             batch.insert(
                 &self.meta,
                 keys::count_key(*kind),
@@ -375,6 +525,8 @@ impl Store {
             Durability::Buffered => self.buffered_commits.fetch_add(1, Ordering::Relaxed),
         };
         writer.next_seq = seq;
+        self.save_manifest(seq - 1, &counts);
+        writer.counts = counts;
         let born: Vec<Vec<u8>> = pending.born.iter().cloned().collect();
         pending.recent.remember(
             &pending.messages,
@@ -1098,6 +1250,52 @@ impl Store {
         batch.insert(&self.records, keys::seq_key(seq), value);
         batch.commit().map_err(|e| self.storage(e))
     }
+}
+
+/// Holds the directory's lock while its files are checked (no other process
+/// may write them meanwhile); released before fjall takes it.
+fn lock_for_check(dir: &Path) -> Result<Option<std::fs::File>, StoreError> {
+    let path = dir.join("lock");
+    let file = match std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&path)
+    {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => {
+            return Err(StoreError::Storage {
+                path: dir.to_path_buf(),
+                source: fjall::Error::Io(e),
+            });
+        }
+    };
+    try_lock(&file).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::WouldBlock {
+            StoreError::InUse {
+                path: dir.to_path_buf(),
+            }
+        } else {
+            StoreError::Storage {
+                path: dir.to_path_buf(),
+                source: fjall::Error::Io(e),
+            }
+        }
+    })?;
+    Ok(Some(file))
+}
+
+/// An exclusive, non-blocking `flock` of the file (what fjall takes).
+#[cfg(unix)]
+fn try_lock(file: &std::fs::File) -> std::io::Result<()> {
+    rustix::fs::flock(file, rustix::fs::FlockOperation::NonBlockingLockExclusive)
+        .map_err(std::io::Error::from)
+}
+
+/// Elsewhere fjall's own open reports a held lock.
+#[cfg(not(unix))]
+fn try_lock(_file: &std::fs::File) -> std::io::Result<()> {
+    Ok(())
 }
 
 fn check_name(field: &'static str, name: &str) -> Result<(), StoreError> {

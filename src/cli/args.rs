@@ -258,6 +258,24 @@ pub enum Command {
     Unpin(GovernArgs),
     /// Recompute every hash, check parents and sequence; exit 4 with the offending ids if not intact.
     Audit {
+        /// Also hash every table file of the storage engine against its
+        /// recorded checksum and read every entry of every keyspace,
+        /// naming damaged files and the records affected.
+        #[arg(long)]
+        deep: bool,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Copy every intact record of a damaged data directory, in sequence
+    /// order, into a new directory (indexes and views rebuilt) and report
+    /// what was lost by sequence range and kind. DIR is never written.
+    Recover {
+        /// The damaged data directory.
+        dir: PathBuf,
+        /// The new data directory (must not exist, or be empty).
+        #[arg(long, value_name = "NEW_DIR")]
+        to: PathBuf,
         /// Print JSON.
         #[arg(long)]
         json: bool,

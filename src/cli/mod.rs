@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Parser;
+use strataflow::log::StoreError;
 use strataflow::pipeline::ingest::{IngestError, IngestStats, OnInvalid};
 use strataflow::{Memory, MemoryError};
 
@@ -38,6 +39,12 @@ impl From<MemoryError> for Failure {
     fn from(e: MemoryError) -> Self {
         let status = match &e {
             MemoryError::Ingest(e) if matches!(**e, IngestError::Refused { .. }) => EXIT_REFUSED,
+            MemoryError::Store(StoreError::Damaged { .. }) => EXIT_AUDIT_FAILED,
+            MemoryError::Ingest(e)
+                if matches!(**e, IngestError::Store(StoreError::Damaged { .. })) =>
+            {
+                EXIT_AUDIT_FAILED
+            }
             _ => 1,
         };
         Self {
@@ -457,9 +464,28 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Restore(a) => govern(&mut out, &dir, a, GovernanceAction::Restore)?,
         Command::Pin(a) => govern(&mut out, &dir, a, GovernanceAction::Pin)?,
         Command::Unpin(a) => govern(&mut out, &dir, a, GovernanceAction::Unpin)?,
-        Command::Audit { json } => {
-            let memory = open_existing(&dir)?;
-            let report = memory.audit()?;
+        Command::Recover {
+            dir: from,
+            to,
+            json,
+        } => {
+            let report = Memory::recover(&from, &to)?;
+            render::recovery(&mut out, &report, json)?;
+        }
+        Command::Audit { deep, json } => {
+            let memory = if deep {
+                let mut memory =
+                    Memory::open_existing_with(&dir, strataflow::log::TableCheck::All)?;
+                memory.set_offline(OFFLINE.load(std::sync::atomic::Ordering::Relaxed))?;
+                memory
+            } else {
+                open_existing(&dir)?
+            };
+            let report = if deep {
+                memory.audit_deep()?
+            } else {
+                memory.audit()?
+            };
             render::audit(&mut out, &report, json)?;
             if !report.is_clean() {
                 return Err(Failure {

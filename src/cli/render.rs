@@ -180,6 +180,76 @@ pub fn audit(out: &mut dyn Write, report: &AuditReport, json: bool) -> io::Resul
     Ok(())
 }
 
+/// `recover`.
+pub fn recovery(
+    out: &mut dyn Write,
+    report: &strataflow::log::recover::RecoveryReport,
+    json: bool,
+) -> io::Result<()> {
+    if json {
+        return json_line(out, report);
+    }
+    let expected = report
+        .expected_last_seq
+        .map_or_else(|| "unknown (no manifest)".to_owned(), |s| s.to_string());
+    writeln!(
+        out,
+        "recovered {} records of {} into {} ({} lost; the last commit recorded {expected} records)",
+        report.recovered,
+        report.from.display(),
+        report.to.display(),
+        report.lost,
+    )?;
+    for damage in &report.journal_damage {
+        writeln!(out, "  journal damage: {damage}")?;
+    }
+    writeln!(
+        out,
+        "  {:<16} {:>10} {:>10} {:>10}",
+        "kind", "expected", "recovered", "lost"
+    )?;
+    for (kind, k) in &report.kinds {
+        if k.expected.unwrap_or(0) == 0 && k.recovered == 0 {
+            continue;
+        }
+        let lost = k.expected.map_or_else(
+            || k.lost_found.to_string(),
+            |e| e.saturating_sub(k.recovered).to_string(),
+        );
+        let expected = k.expected.map_or_else(|| "?".to_owned(), |e| e.to_string());
+        writeln!(
+            out,
+            "  {kind:<16} {expected:>10} {:>10} {lost:>10}",
+            k.recovered
+        )?;
+    }
+    const SHOWN: usize = 20;
+    for r in report.lost_ranges.iter().take(SHOWN) {
+        let seqs = if r.from == r.to {
+            format!("seq {}", r.from)
+        } else {
+            format!("seq {}..={}", r.from, r.to)
+        };
+        let kind = r.kind.map(|k| format!(" ({k})")).unwrap_or_default();
+        writeln!(out, "  lost {seqs}{kind}: {}", r.reason.describe())?;
+    }
+    if report.lost_ranges.len() > SHOWN {
+        writeln!(
+            out,
+            "  … and {} more lost ranges (see --json)",
+            report.lost_ranges.len() - SHOWN
+        )?;
+    }
+    if report.lost > 0 {
+        writeln!(
+            out,
+            "derived records that were lost are derived again by `strataflow --data {} resume`",
+            report.to.display()
+        )?;
+    }
+    Ok(())
+}
+
 /// After derivation.
 pub fn derive_summary(out: &mut dyn Write, s: &DeriveStats) -> io::Result<()> {
     writeln!(

@@ -3,7 +3,10 @@
 use std::path::{Path, PathBuf};
 
 use strataflow_log::record::{Record, RecordKind};
-use strataflow_log::{AuditReport, RecordId, Store, StoreError, StoredRecord, ThreadHead};
+use strataflow_log::recover::RecoveryReport;
+use strataflow_log::{
+    AuditReport, RecordId, Store, StoreError, StoredRecord, TableCheck, ThreadHead,
+};
 use strataflow_operators::layers::estimate_tokens;
 use strataflow_operators::sealer::{DEFAULT_TURNS_PER_BLOCK, Sealer};
 use strataflow_pipeline::derive::DeriveError;
@@ -70,6 +73,9 @@ pub enum MemoryError {
         /// Thread.
         thread: String,
     },
+    /// Recovery of a damaged directory failed.
+    #[error(transparent)]
+    Recover(Box<strataflow_log::recover::RecoverError>),
     /// A Parquet export failed.
     #[error(transparent)]
     Export(Box<strataflow_replay::export::ExportError>),
@@ -96,6 +102,12 @@ pub enum MemoryError {
 impl From<DeriveError> for MemoryError {
     fn from(e: DeriveError) -> Self {
         Self::Derive(Box::new(e))
+    }
+}
+
+impl From<strataflow_log::recover::RecoverError> for MemoryError {
+    fn from(e: strataflow_log::recover::RecoverError) -> Self {
+        Self::Recover(Box::new(e))
     }
 }
 
@@ -191,21 +203,41 @@ impl Memory {
 
     /// Opens a data directory that must already exist (for commands that
     /// only read: a mistyped path is an error, not a new empty directory).
+    /// A directory that holds no store is [`StoreError::NotAStore`] and
+    /// nothing is created in it.
     pub fn open_existing(dir: impl AsRef<Path>) -> Result<Self, MemoryError> {
-        let dir = dir.as_ref();
-        if !dir.is_dir() {
-            return Err(MemoryError::Invalid(format!(
-                "no data directory at {} (create one with `strataflow init` or by ingesting)",
-                dir.display()
-            )));
+        Self::open_existing_with(dir, TableCheck::Changed)
+    }
+
+    /// [`Memory::open_existing`] choosing how many of the storage engine's
+    /// tables to verify first ([`TableCheck::All`] for `audit --deep`).
+    pub fn open_existing_with(
+        dir: impl AsRef<Path>,
+        tables: TableCheck,
+    ) -> Result<Self, MemoryError> {
+        Self::from_store(Store::open_existing(dir, tables)?, None)
+    }
+
+    /// Copies every intact record of a damaged data directory `from`, in
+    /// sequence order, into the new directory `to`, rebuilds every
+    /// tenant's views there, and reports what was lost. `from` is never
+    /// written.
+    pub fn recover(from: &Path, to: &Path) -> Result<RecoveryReport, MemoryError> {
+        let report = strataflow_log::recover::recover(from, to)?;
+        let memory = Self::open_existing(to)?;
+        for tenant in memory.tenants()? {
+            memory.views(&tenant, false)?;
         }
-        Self::open_with(dir, None)
+        Ok(report)
     }
 
     /// Opens the data directory, setting the block size if it has none yet.
     /// Refuses to change the block size of a directory that has messages.
     pub fn open_with(dir: impl AsRef<Path>, block_turns: Option<u32>) -> Result<Self, MemoryError> {
-        let store = Store::open(dir)?;
+        Self::from_store(Store::open(dir)?, block_turns)
+    }
+
+    fn from_store(store: Store, block_turns: Option<u32>) -> Result<Self, MemoryError> {
         let stored = match store.config(BLOCK_TURNS)? {
             Some(text) => Some(text.parse::<u32>().map_err(|_| {
                 MemoryError::Invalid(format!("stored {BLOCK_TURNS} `{text}` is not a number"))
@@ -492,6 +524,13 @@ impl Memory {
     /// Checks every record's hash, parents and sequence.
     pub fn audit(&self) -> Result<AuditReport, MemoryError> {
         Ok(self.store.audit()?)
+    }
+
+    /// [`Memory::audit`] after reading every entry of every keyspace (open
+    /// the directory with [`Memory::open_existing_with`] and
+    /// [`TableCheck::All`] to verify every table file's checksum first).
+    pub fn audit_deep(&self) -> Result<AuditReport, MemoryError> {
+        Ok(self.store.audit_deep()?)
     }
 }
 

@@ -1,0 +1,71 @@
+//! The store's manifest, `strataflow.manifest` in the data directory: what
+//! the log held after its last commit. It is rewritten (a temporary file
+//! renamed over it) after every commit that adds records, so it never runs
+//! ahead of the data: a crash between a commit and its manifest leaves the
+//! manifest behind the log, which an open accepts and brings up to date;
+//! a log shorter than its manifest has lost records.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+/// File name of the manifest.
+pub(crate) const FILE: &str = "strataflow.manifest";
+/// Layout version of the manifest.
+const FORMAT: u32 = 1;
+
+/// What the log held after a commit.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Manifest {
+    /// Layout version.
+    pub format: u32,
+    /// Last sequence number (records are `1..=last_seq`).
+    pub last_seq: u64,
+    /// Records per kind name.
+    pub counts: BTreeMap<String, u64>,
+    /// fjall's internal id of each keyspace, by name (to read journals and
+    /// name table files without opening the store).
+    pub keyspaces: BTreeMap<String, u64>,
+}
+
+impl Manifest {
+    /// A manifest of these figures.
+    pub fn new(
+        last_seq: u64,
+        counts: BTreeMap<String, u64>,
+        keyspaces: BTreeMap<String, u64>,
+    ) -> Self {
+        Self {
+            format: FORMAT,
+            last_seq,
+            counts,
+            keyspaces,
+        }
+    }
+
+    /// Reads the manifest; `Ok(None)` when there is none (a directory made
+    /// before manifests, or a new one).
+    pub fn load(dir: &Path) -> Result<Option<Self>, String> {
+        let bytes = match std::fs::read(dir.join(FILE)) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(format!("{FILE} cannot be read: {e}")),
+        };
+        let manifest: Self =
+            serde_json::from_slice(&bytes).map_err(|e| format!("{FILE} is not valid: {e}"))?;
+        if manifest.format != FORMAT {
+            return Err(format!(
+                "{FILE} has layout {}, this build reads layout {FORMAT}",
+                manifest.format
+            ));
+        }
+        Ok(Some(manifest))
+    }
+
+    /// Writes it (atomically: a reader sees the old one or the new one).
+    pub fn save(&self, dir: &Path) -> std::io::Result<()> {
+        let bytes = serde_json::to_vec_pretty(self).map_err(std::io::Error::other)?;
+        super::write_atomically(&dir.join(FILE), &bytes)
+    }
+}

@@ -1,0 +1,138 @@
+//! Integrity of a data directory: what is checked before and after fjall
+//! opens it, so that a damaged directory is refused instead of opening as
+//! a shorter (or empty) store that a later write would make permanent.
+//!
+//! - Before fjall opens (holding the directory's lock): every journal is
+//!   read and its batches' checksums verified ([`journal`]); every live
+//!   table's checksum is verified when the table is new or changed
+//!   ([`tables`]); fjall's `version` file must exist when keyspaces do.
+//! - After: the records keyspace's first and last sequence, the kind
+//!   counters and the id and kind index entries of the last record agree
+//!   with each other and with the manifest the last commit wrote
+//!   ([`manifest`]).
+//!
+//! Any disagreement is a [`Damage`], reported by `Store::open` as
+//! `StoreError::Damaged` (exit 4 in the CLI), which points at
+//! `strataflow recover`.
+
+pub(crate) mod journal;
+pub(crate) mod manifest;
+pub(crate) mod tables;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// What is damaged in a data directory.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Damage {
+    /// A journal batch fails its checksum or cannot be read, with data after it.
+    #[error("journal {} is damaged at byte {offset}: {detail}", file.display())]
+    Journal {
+        /// The journal file.
+        file: PathBuf,
+        /// Offset of the damage.
+        offset: u64,
+        /// What is wrong.
+        detail: String,
+    },
+    /// A table (or version) file of the storage engine does not match its
+    /// recorded checksum, is missing, or cannot be read.
+    #[error("table file {file} {detail}")]
+    Table {
+        /// The file, relative to the data directory.
+        file: String,
+        /// What is wrong.
+        detail: String,
+    },
+    /// The storage engine's own `version` file is missing.
+    #[error("the storage engine's `version` file is missing although keyspaces exist")]
+    EngineVersionMissing,
+    /// The storage engine refused to open the directory.
+    #[error("the storage engine cannot open it: {0}")]
+    Engine(String),
+    /// The log holds fewer records than its last commit wrote.
+    #[error(
+        "the log ends at sequence {found} but its last commit recorded {expected} records: records {}..={expected} are missing",
+        found + 1
+    )]
+    MissingRecords {
+        /// Last sequence found.
+        found: u64,
+        /// Last sequence the manifest recorded.
+        expected: u64,
+    },
+    /// The records keyspace does not start at sequence 1.
+    #[error("the log starts at sequence {first}, not 1: records 1..{first} are missing")]
+    MissingHead {
+        /// First sequence found.
+        first: u64,
+    },
+    /// Counters, indexes and records disagree.
+    #[error("{0}")]
+    Inconsistent(String),
+    /// The manifest cannot be read.
+    #[error("{0}")]
+    Manifest(String),
+}
+
+/// Writes a small file atomically: a temporary file renamed over it.
+pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = PathBuf::from(tmp);
+    {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+    }
+    std::fs::rename(&tmp, path)
+}
+
+/// How much to check of the tables before opening.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub enum TableCheck {
+    /// Hash tables that are new or changed since last verified (every open).
+    #[default]
+    Changed,
+    /// Hash every table (`audit --deep`).
+    All,
+}
+
+/// Whether the directory holds anything of a store (fjall's files or ours).
+pub(crate) fn looks_like_store(dir: &Path) -> bool {
+    ["keyspaces", "version", manifest::FILE]
+        .iter()
+        .any(|f| dir.join(f).exists())
+        || journal::files(dir).is_ok_and(|f| !f.is_empty())
+}
+
+/// The checks made before fjall opens a directory (which must not be open
+/// elsewhere: the caller holds its lock). Returns how many tables were hashed.
+pub(crate) fn check_files(dir: &Path, tables_check: TableCheck) -> Result<usize, Damage> {
+    if dir.join("keyspaces").is_dir() && !dir.join("version").exists() {
+        return Err(Damage::EngineVersionMissing);
+    }
+    let files = journal::files(dir).map_err(|e| Damage::Journal {
+        file: dir.to_path_buf(),
+        offset: 0,
+        detail: format!("journals cannot be listed: {e}"),
+    })?;
+    for file in files {
+        let scan = journal::scan(&file, false).map_err(|e| Damage::Journal {
+            file: file.clone(),
+            offset: 0,
+            detail: format!("cannot be read: {e}"),
+        })?;
+        if let journal::JournalEnd::Damaged { offset, detail } = scan.end {
+            return Err(Damage::Journal {
+                file,
+                offset,
+                detail,
+            });
+        }
+    }
+    tables::check(dir, tables_check == TableCheck::All).map_err(|d| Damage::Table {
+        file: d.file,
+        detail: d.detail,
+    })
+}
