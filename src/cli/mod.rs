@@ -1,6 +1,8 @@
 //! The `strataflow` command line: parse, run, report one clear error line.
 
 mod args;
+#[cfg(test)]
+mod no_panic;
 mod paths;
 mod progress;
 mod render;
