@@ -4,7 +4,7 @@
 //! The same [`SyntheticOptions`] always give the same bytes: the only source
 //! of variation is a splitmix64 generator seeded from the options (no clock,
 //! no hash-map iteration, no dependency). Generation streams: memory is
-//! O(threads) however many messages are asked for.
+//! O(min(threads, messages)) however many messages are asked for.
 //!
 //! # What the archive holds
 //!
@@ -196,6 +196,13 @@ impl Rng {
         z ^ (z >> 31)
     }
 
+    /// Advances the generator by `n` draws (splitmix64 is a counter).
+    fn skip(&mut self, n: u64) {
+        self.0 = self
+            .0
+            .wrapping_add(0x9E37_79B9_7F4A_7C15_u64.wrapping_mul(n));
+    }
+
     /// Uniform in `0..n` (0 when `n` is 0), by multiply-shift.
     fn below(&mut self, n: usize) -> usize {
         ((u128::from(self.next_u64()) * n as u128) >> 64) as usize
@@ -257,6 +264,34 @@ struct ThreadState {
     subject: &'static str,
 }
 
+/// Draws of the generator that [`new_thread`] takes.
+const DRAWS_PER_THREAD: u64 = 12;
+
+/// A thread's initial state and name, from [`DRAWS_PER_THREAD`] draws.
+fn new_thread(rng: &mut Rng, index: u32, tenants: u32, quota: u64) -> (ThreadState, String) {
+    let slug = rng.pick(SLUGS);
+    let relative = (rng.pick(RELATIONS), rng.pick(FIRST_NAMES));
+    let state = ThreadState {
+        tenant: index % tenants,
+        index,
+        remaining: quota,
+        position: 0,
+        now_ms: EPOCH_START_MS + rng.range(0, 900) * DAY_MS + rng.range(7 * 3600, 20 * 3600) * 1000,
+        offset_minutes: OFFSETS.get(rng.below(OFFSETS.len())).copied().unwrap_or(0),
+        user: rng.pick(FIRST_NAMES),
+        assistant: rng.pick(ASSISTANTS),
+        home: rng.pick(CITIES),
+        relative,
+        friend: rng.pick(FIRST_NAMES),
+        employer: rng.below(ORG_PREFIXES.len() * ORG_SUFFIXES.len()) as u16,
+        hobby: rng.pick(HOBBIES),
+        planned: None,
+        topic: Topic::Chat,
+        subject: "",
+    };
+    (state, format!("{slug}-{index:05}"))
+}
+
 /// The streaming generator returned by [`messages`].
 #[derive(Debug)]
 pub struct Messages {
@@ -264,7 +299,6 @@ pub struct Messages {
     threads: Vec<ThreadState>,
     /// Threads with messages left, by index into `threads`.
     active: Vec<u32>,
-    tenants: Vec<String>,
     thread_names: Vec<String>,
     words: Pools,
 }
@@ -304,19 +338,21 @@ impl Messages {
         let mut rng = Rng(options.seed ^ 0x5EED_5EED_0000_0001);
         // Every thread gets one message, the rest is shared by random
         // weights (1..=8), the rounding remainder one by one.
+        // Only the first `count` threads get messages: the others are never
+        // materialized (memory and time are O(min(threads, messages))), but
+        // the generator skips the draws they would have taken, so the bytes
+        // are those of a run that built every thread.
         let count = u64::from(threads).min(options.messages);
-        let weights: Vec<u64> = (0..threads).map(|_| 1 + rng.below(8) as u64).collect();
-        let total_weight: u64 = weights.iter().take(count as usize).sum();
+        let used = u32::try_from(count).unwrap_or(threads);
+        let unused = u64::from(threads - used);
+        let weights: Vec<u64> = (0..used).map(|_| 1 + rng.below(8) as u64).collect();
+        rng.skip(unused);
+        let total_weight: u64 = weights.iter().sum();
         let rest = options.messages - count;
         let mut quotas: Vec<u64> = weights
             .iter()
-            .enumerate()
-            .map(|(i, w)| {
-                if (i as u64) < count {
-                    1 + (u128::from(rest) * u128::from(*w) / u128::from(total_weight.max(1))) as u64
-                } else {
-                    0
-                }
+            .map(|w| {
+                1 + (u128::from(rest) * u128::from(*w) / u128::from(total_weight.max(1))) as u64
             })
             .collect();
         let mut left = options.messages - quotas.iter().sum::<u64>();
@@ -328,42 +364,21 @@ impl Messages {
             }
             i += 1;
         }
-        let mut states = Vec::with_capacity(threads as usize);
-        let mut names = Vec::with_capacity(threads as usize);
-        for (index, quota) in (0..threads).zip(quotas) {
-            let slug = rng.pick(SLUGS);
-            let relative = (rng.pick(RELATIONS), rng.pick(FIRST_NAMES));
-            let state = ThreadState {
-                tenant: index % tenants,
-                index,
-                remaining: quota,
-                position: 0,
-                now_ms: EPOCH_START_MS
-                    + rng.range(0, 900) * DAY_MS
-                    + rng.range(7 * 3600, 20 * 3600) * 1000,
-                offset_minutes: OFFSETS.get(rng.below(OFFSETS.len())).copied().unwrap_or(0),
-                user: rng.pick(FIRST_NAMES),
-                assistant: rng.pick(ASSISTANTS),
-                home: rng.pick(CITIES),
-                relative,
-                friend: rng.pick(FIRST_NAMES),
-                employer: rng.below(ORG_PREFIXES.len() * ORG_SUFFIXES.len()) as u16,
-                hobby: rng.pick(HOBBIES),
-                planned: None,
-                topic: Topic::Chat,
-                subject: "",
-            };
-            names.push(format!("{slug}-{index:05}"));
+        let mut states = Vec::with_capacity(used as usize);
+        let mut names = Vec::with_capacity(used as usize);
+        for (index, quota) in (0..used).zip(quotas) {
+            let (state, name) = new_thread(&mut rng, index, tenants, quota);
+            names.push(name);
             states.push(state);
         }
-        let active = (0..threads)
+        rng.skip(unused * DRAWS_PER_THREAD);
+        let active = (0..used)
             .filter(|i| states.get(*i as usize).is_some_and(|s| s.remaining > 0))
             .collect();
         Self {
             rng,
             threads: states,
             active,
-            tenants: (0..tenants).map(|k| format!("tenant-{k:02}")).collect(),
             thread_names: names,
             words: Pools::new(),
         }
@@ -433,11 +448,7 @@ impl Messages {
             ("assistant", t.assistant, text)
         };
         let message = SyntheticMessage {
-            tenant: self
-                .tenants
-                .get(t.tenant as usize)
-                .cloned()
-                .unwrap_or_default(),
+            tenant: format!("tenant-{:02}", t.tenant),
             thread: self
                 .thread_names
                 .get(t.index as usize)
@@ -1811,5 +1822,77 @@ mod tests {
         assert_eq!(s, "2023-05-08T19:26:00+05:30");
         assert_eq!(civil_from_days(0), (1970, 1, 1));
         assert_eq!(civil_from_days(19_782), (2024, 2, 29));
+    }
+
+    #[test]
+    fn a_thread_takes_its_draws_and_skip_equals_drawing() {
+        let mut drawn = Rng(42);
+        let _ = new_thread(&mut drawn, 3, 2, 5);
+        let mut skipped = Rng(42);
+        skipped.skip(DRAWS_PER_THREAD);
+        assert_eq!(drawn.0, skipped.0);
+        let mut drawn = Rng(7);
+        for _ in 0..1_000 {
+            drawn.next_u64();
+        }
+        let mut skipped = Rng(7);
+        skipped.skip(1_000);
+        assert_eq!(drawn.0, skipped.0);
+    }
+
+    /// Fewer messages than threads: the threads without messages are not
+    /// built, yet the bytes are those the generator wrote when it built
+    /// every thread (digests taken before that change).
+    #[test]
+    fn unused_threads_change_no_byte_and_cost_nothing() {
+        for (messages, threads, seed, tenants, digest) in [
+            (
+                3,
+                10,
+                7,
+                2,
+                "cdf6d06749edd0f6bf6e1c4f60d8522c601131f0cb84cd6d8d7fbf06b87b5de2",
+            ),
+            (
+                1,
+                1_000,
+                7,
+                1,
+                "02a56f09d21ff06e516c0098a9afe0dc9f858cf4e06a38705469666568a1a506",
+            ),
+            (
+                5,
+                100,
+                1,
+                30,
+                "8333005089f2e7841d75bcdd1dae0db39fcbb49c9499b317903ee8e2b8f18736",
+            ),
+            (
+                50,
+                7,
+                9,
+                3,
+                "1f92f535fab939e08e0fcda499f3e01c93505e18857ae4abef8f8703702818ee",
+            ),
+        ] {
+            let (bytes, stats) = archive(messages, threads, seed, tenants);
+            assert_eq!(stats.messages, messages);
+            assert_eq!(
+                blake3::hash(&bytes).to_hex().as_str(),
+                digest,
+                "{messages} messages, {threads} threads"
+            );
+        }
+        // One message of a million threads builds one thread.
+        let options = SyntheticOptions {
+            messages: 1,
+            threads: 1_000_000,
+            seed: 7,
+            tenants: 1_000_000,
+        };
+        let generator = messages(&options);
+        assert_eq!(generator.threads.len(), 1);
+        assert_eq!(generator.thread_names.len(), 1);
+        assert_eq!(generator.count(), 1);
     }
 }

@@ -3,6 +3,111 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
+use strataflow::log::MAX_NAME_BYTES;
+
+/// Ranges of the numeric options (inclusive), enforced by the parser.
+pub mod limits {
+    /// `init --block-turns`.
+    pub const BLOCK_TURNS: (u64, u64) = (1, 1_000);
+    /// `gen --messages`.
+    pub const GEN_MESSAGES: (u64, u64) = (1, 10_000_000_000);
+    /// `gen --threads`.
+    pub const GEN_THREADS: (u64, u64) = (1, 1_000_000);
+    /// `gen --tenants`.
+    pub const GEN_TENANTS: (u64, u64) = (1, 1_000_000);
+    /// `ingest --workers`.
+    pub const WORKERS: (u64, u64) = (1, 256);
+    /// `ingest --batch-records`.
+    pub const BATCH_RECORDS: (u64, u64) = (1, 1_000_000);
+    /// `search --limit`.
+    pub const LIMIT: (u64, u64) = (1, 1_000);
+    /// `--budget` of search, diff and eval, in words.
+    pub const BUDGET: (u64, u64) = (1, 1_000_000);
+    /// `profile create --concurrency`.
+    pub const CONCURRENCY: (u64, u64) = (1, 256);
+    /// `profile create --timeout`, in seconds.
+    pub const TIMEOUT_SECS: (u64, u64) = (1, 86_400);
+}
+
+/// A parser of whole numbers in `range` (inclusive): anything else is a
+/// usage error naming the option and the range.
+fn in_range<T>(range: (u64, u64)) -> impl Fn(&str) -> Result<T, String> + Clone + Send + Sync
+where
+    T: TryFrom<u64>,
+{
+    move |text: &str| {
+        let (min, max) = range;
+        let n: u64 = text
+            .parse()
+            .map_err(|_| format!("expected a whole number from {min} to {max}"))?;
+        if n < min {
+            return Err(format!("must be at least {min} (range {min}..={max})"));
+        }
+        if n > max {
+            return Err(format!("must be at most {max} (range {min}..={max})"));
+        }
+        T::try_from(n).map_err(|_| format!("must be at most {max} (range {min}..={max})"))
+    }
+}
+
+/// A tenant, thread or profile name: at most [`MAX_NAME_BYTES`] bytes (the
+/// log's key limit), checked before it reaches the store. The error names
+/// the argument and the length, not the (long) value.
+#[derive(Clone, Copy, Debug)]
+pub struct Name;
+
+impl clap::builder::TypedValueParser for Name {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        let what = arg.map_or_else(|| "a name".to_owned(), ToString::to_string);
+        let Some(text) = value.to_str() else {
+            return Err(clap::Error::raw(
+                clap::error::ErrorKind::InvalidUtf8,
+                format!("{what} is not valid UTF-8\n"),
+            )
+            .with_cmd(cmd));
+        };
+        if text.len() > MAX_NAME_BYTES {
+            return Err(clap::Error::raw(
+                clap::error::ErrorKind::ValueValidation,
+                format!(
+                    "{what} is {} bytes; the limit is {MAX_NAME_BYTES} bytes\n",
+                    text.len()
+                ),
+            )
+            .with_cmd(cmd));
+        }
+        Ok(text.to_owned())
+    }
+}
+
+/// `assess --verdict`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum VerdictArg {
+    /// The evidence answers the question (needs a ref of the batch and `--next answer`).
+    Sufficient,
+    /// Some evidence, not enough.
+    Partial,
+    /// The batch does not answer the question.
+    Wrong,
+}
+
+impl VerdictArg {
+    /// The name the evidence gate reads.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Sufficient => "sufficient",
+            Self::Partial => "partial",
+            Self::Wrong => "wrong",
+        }
+    }
+}
 
 /// strataflow: long-term memory for AI agents over a content-hashed log.
 #[derive(Debug, Parser)]
@@ -27,21 +132,21 @@ pub struct Cli {
 pub enum Command {
     /// Create or configure a data directory.
     Init {
-        /// Turns per sealed block (default 12; fixed once messages exist).
-        #[arg(long, value_name = "N")]
+        /// Turns per sealed block, 1..=1000 (default 12; fixed once messages exist).
+        #[arg(long, value_name = "N", value_parser = in_range::<u32>(limits::BLOCK_TURNS))]
         block_turns: Option<u32>,
     },
     /// Write a deterministic synthetic conversation archive (JSONL) for
     /// benchmarks and trials: same options, same bytes.
     Gen {
-        /// Messages in all.
-        #[arg(long, value_name = "N")]
+        /// Messages in all, 1..=10000000000.
+        #[arg(long, value_name = "N", value_parser = in_range::<u64>(limits::GEN_MESSAGES))]
         messages: u64,
-        /// Threads (conversations).
-        #[arg(long, value_name = "T", default_value_t = 100)]
+        /// Threads (conversations), 1..=1000000.
+        #[arg(long, value_name = "T", default_value_t = 100, value_parser = in_range::<u32>(limits::GEN_THREADS))]
         threads: u32,
-        /// Tenants the threads are spread over.
-        #[arg(long, value_name = "N", default_value_t = 1)]
+        /// Tenants the threads are spread over, 1..=1000000.
+        #[arg(long, value_name = "N", default_value_t = 1, value_parser = in_range::<u32>(limits::GEN_TENANTS))]
         tenants: u32,
         /// Seed of the generator.
         #[arg(long, value_name = "S", default_value_t = 1)]
@@ -70,10 +175,10 @@ pub enum Command {
     /// The blocks of a thread: ordinal, turns, message ids, L3/L4 sizes, and the open tail.
     Blocks {
         /// Thread.
-        #[arg(long)]
+        #[arg(long, value_parser = Name)]
         thread: String,
         /// Tenant.
-        #[arg(long, default_value = "")]
+        #[arg(long, default_value = "", value_parser = Name)]
         tenant: String,
         /// Print JSON.
         #[arg(long)]
@@ -87,13 +192,13 @@ pub enum Command {
     /// Run whatever derivation is pending or retryable (summaries, events, graph).
     Resume {
         /// Profile (default: the data directory's default profile).
-        #[arg(long)]
+        #[arg(long, value_parser = Name)]
         profile: Option<String>,
     },
     /// Derivation state per operator: done, pending, retryable and failed.
     Status {
         /// Profile.
-        #[arg(long)]
+        #[arg(long, value_parser = Name)]
         profile: Option<String>,
         /// Print JSON.
         #[arg(long)]
@@ -103,7 +208,7 @@ pub enum Command {
     /// tokens a derivation (resume or replay) of a profile would make.
     Plan {
         /// Profile.
-        #[arg(long)]
+        #[arg(long, value_parser = Name)]
         profile: Option<String>,
         /// Print JSON.
         #[arg(long)]
@@ -112,13 +217,13 @@ pub enum Command {
     /// The events a profile extracted, with times, participants and status.
     Events {
         /// Only this thread.
-        #[arg(long)]
+        #[arg(long, value_parser = Name)]
         thread: Option<String>,
         /// Tenant.
-        #[arg(long, default_value = "")]
+        #[arg(long, default_value = "", value_parser = Name)]
         tenant: String,
         /// Profile.
-        #[arg(long)]
+        #[arg(long, value_parser = Name)]
         profile: Option<String>,
         /// Print JSON.
         #[arg(long)]
@@ -127,13 +232,13 @@ pub enum Command {
     /// The current-state graph: nodes with facts, and edges.
     Graph {
         /// Tenant.
-        #[arg(long, default_value = "")]
+        #[arg(long, default_value = "", value_parser = Name)]
         tenant: String,
         /// Show the facts and edges valid at this RFC 3339 time instead of the current ones.
         #[arg(long, value_name = "TIME")]
         at: Option<String>,
         /// Profile.
-        #[arg(long)]
+        #[arg(long, value_parser = Name)]
         profile: Option<String>,
         /// Print JSON.
         #[arg(long)]
@@ -149,7 +254,7 @@ pub enum Command {
     /// changed; `--verify` also rebuilds each view from the log and compares.
     Replay {
         /// Profile (default: the directory's default).
-        #[arg(long)]
+        #[arg(long, value_parser = Name)]
         profile: Option<String>,
         /// Compare every persisted view with a rebuild (exit 4 on a mismatch).
         #[arg(long)]
@@ -167,17 +272,19 @@ pub enum Command {
     /// search under each.
     Diff {
         /// Profile A.
+        #[arg(value_parser = Name)]
         a: String,
         /// Profile B.
+        #[arg(value_parser = Name)]
         b: String,
         /// Tenant.
-        #[arg(long, default_value = "")]
+        #[arg(long, default_value = "", value_parser = Name)]
         tenant: String,
         /// Compare searches instead: every question of FILE (a LoCoMo file, or JSONL of `{"question", "evidence", "thread", "category"}`) under A and B.
         #[arg(long, value_name = "FILE")]
         queries: Option<PathBuf>,
-        /// Word budget of each search with --queries.
-        #[arg(long, value_name = "WORDS", default_value_t = strataflow::eval::query_diff::DEFAULT_QUERY_BUDGET, requires = "queries")]
+        /// Word budget of each search with --queries, 1..=1000000.
+        #[arg(long, value_name = "WORDS", default_value_t = strataflow::eval::query_diff::DEFAULT_QUERY_BUDGET, requires = "queries", value_parser = in_range::<usize>(limits::BUDGET))]
         budget: usize,
         /// JSON output.
         #[arg(long)]
@@ -186,13 +293,13 @@ pub enum Command {
     /// Ready blocks at their decayed levels.
     Context {
         /// Only this thread.
-        #[arg(long)]
+        #[arg(long, value_parser = Name)]
         thread: Option<String>,
         /// Tenant.
-        #[arg(long, default_value = "")]
+        #[arg(long, default_value = "", value_parser = Name)]
         tenant: String,
         /// Profile.
-        #[arg(long)]
+        #[arg(long, value_parser = Name)]
         profile: Option<String>,
         /// Print JSON.
         #[arg(long)]
@@ -204,8 +311,8 @@ pub enum Command {
         #[arg(long)]
         batch: String,
         /// sufficient, partial or wrong.
-        #[arg(long)]
-        verdict: String,
+        #[arg(long, value_enum)]
+        verdict: VerdictArg,
         /// Refs of the batch that are evidence (repeat).
         #[arg(long = "evidence", value_name = "REF")]
         evidence: Vec<String>,
@@ -216,7 +323,7 @@ pub enum Command {
         #[arg(long, default_value = "")]
         missing: String,
         /// Next step: answer, search_events, expand_event, search_graph, expand_graph_node, search_raw_memory, expand_block…
-        #[arg(long)]
+        #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(strataflow::operators::evidence_gate::STRATEGIES))]
         next: String,
         /// Print JSON.
         #[arg(long)]
@@ -236,7 +343,7 @@ pub enum Command {
     /// Persisted views: refresh them and print their digests; --verify rebuilds each from the log and compares.
     Views {
         /// Tenant (default: every tenant).
-        #[arg(long)]
+        #[arg(long, value_parser = Name)]
         tenant: Option<String>,
         /// Rebuild from the log and compare digests (exit 4 on a difference).
         #[arg(long)]
@@ -307,13 +414,13 @@ pub struct SearchArgs {
     #[arg(long, value_name = "FILE", conflicts_with = "query")]
     pub queries: Option<PathBuf>,
     /// Tenant.
-    #[arg(long, default_value = "")]
+    #[arg(long, default_value = "", value_parser = Name)]
     pub tenant: String,
     /// Only this thread.
-    #[arg(long)]
+    #[arg(long, value_parser = Name)]
     pub thread: Option<String>,
-    /// Most hits.
-    #[arg(long)]
+    /// Most hits, 1..=1000.
+    #[arg(long, value_parser = in_range::<usize>(limits::LIMIT))]
     pub limit: Option<usize>,
     /// Events with this participant (repeat for several; all must match).
     #[arg(long = "participant", value_name = "NAME")]
@@ -330,11 +437,11 @@ pub struct SearchArgs {
     /// Order structured matches by time: first or latest.
     #[arg(long, value_parser = ["first", "latest"])]
     pub intent: Option<String>,
-    /// Stop before the compact texts exceed this many words.
-    #[arg(long, value_name = "WORDS")]
+    /// Stop before the compact texts exceed this many words, 1..=1000000.
+    #[arg(long, value_name = "WORDS", value_parser = in_range::<usize>(limits::BUDGET))]
     pub budget: Option<usize>,
     /// Profile.
-    #[arg(long)]
+    #[arg(long, value_parser = Name)]
     pub profile: Option<String>,
     /// Print JSON.
     #[arg(long)]
@@ -352,10 +459,10 @@ pub enum ExportCommand {
         /// Output directory (created if needed).
         dir: PathBuf,
         /// Only this tenant.
-        #[arg(long)]
+        #[arg(long, value_parser = Name)]
         tenant: Option<String>,
         /// Profile whose views are exported (default: the directory's default).
-        #[arg(long)]
+        #[arg(long, value_parser = Name)]
         profile: Option<String>,
         /// Only records after this log sequence number (incremental).
         #[arg(long, value_name = "SEQ", default_value_t = 0)]
@@ -375,12 +482,14 @@ pub enum ProfileCommand {
     /// One profile.
     Show {
         /// Profile name.
+        #[arg(value_parser = Name)]
         name: String,
     },
     /// Create (or replace) a profile; operators not given are the default
     /// profile's.
     Create {
         /// Profile name.
+        #[arg(value_parser = Name)]
         name: String,
         /// Summarizer id (`name@version`).
         #[arg(long)]
@@ -401,16 +510,17 @@ pub enum ProfileCommand {
         /// never stored).
         #[arg(long, value_name = "VAR")]
         api_key_env: Option<String>,
-        /// Model requests in flight at most.
-        #[arg(long, value_name = "N", default_value_t = 4)]
+        /// Model requests in flight at most, 1..=256.
+        #[arg(long, value_name = "N", default_value_t = 4, value_parser = in_range::<u32>(limits::CONCURRENCY))]
         concurrency: u32,
-        /// Seconds before a model request times out (then it is retried).
-        #[arg(long, value_name = "S", default_value_t = 120)]
+        /// Seconds before a model request times out (then it is retried), 1..=86400.
+        #[arg(long, value_name = "S", default_value_t = 120, value_parser = in_range::<u32>(limits::TIMEOUT_SECS))]
         timeout: u32,
     },
     /// Make a profile the default of every command.
     SetDefault {
         /// Profile name.
+        #[arg(value_parser = Name)]
         name: String,
     },
 }
@@ -434,10 +544,10 @@ pub enum ExpandCommand {
         #[arg(long)]
         at: Option<String>,
         /// Tenant.
-        #[arg(long, default_value = "")]
+        #[arg(long, default_value = "", value_parser = Name)]
         tenant: String,
         /// Profile.
-        #[arg(long)]
+        #[arg(long, value_parser = Name)]
         profile: Option<String>,
         /// Print JSON.
         #[arg(long)]
@@ -451,7 +561,7 @@ pub enum ExpandCommand {
         #[arg(long, default_value = "next")]
         level: String,
         /// Profile.
-        #[arg(long)]
+        #[arg(long, value_parser = Name)]
         profile: Option<String>,
         /// Print JSON.
         #[arg(long)]
@@ -467,8 +577,8 @@ pub enum EvalCommand {
         /// LoCoMo files (either layout).
         #[arg(required = true)]
         files: Vec<PathBuf>,
-        /// Word budget (repeat for several).
-        #[arg(long = "budget", value_name = "WORDS", default_values_t = [300usize])]
+        /// Word budget (repeat for several), 1..=1000000.
+        #[arg(long = "budget", value_name = "WORDS", default_values_t = [300usize], value_parser = in_range::<usize>(limits::BUDGET))]
         budgets: Vec<usize>,
         /// Derive with this extractor (e.g. `heuristic-extractor@2`) instead of the default.
         #[arg(long, value_name = "ID")]
@@ -497,7 +607,7 @@ pub enum ImportCommand {
         /// The file.
         file: PathBuf,
         /// Tenant to import into.
-        #[arg(long, default_value = "")]
+        #[arg(long, default_value = "", value_parser = Name)]
         tenant: String,
         /// Ingest options.
         #[command(flatten)]
@@ -517,7 +627,7 @@ pub enum ImportCommand {
         /// The export file: JSON, or plain text (needs a profile with a model).
         file: PathBuf,
         /// Tenant to import into.
-        #[arg(long, default_value = "")]
+        #[arg(long, default_value = "", value_parser = Name)]
         tenant: String,
         /// Print the decisions and write nothing (model calls are still
         /// recorded, so the real import does not pay for them again).
@@ -535,7 +645,7 @@ pub enum ImportCommand {
         /// memories of a plain-text file; a profile without a model uses the
         /// deterministic decider and cannot read plain text [default: the
         /// default profile].
-        #[arg(long)]
+        #[arg(long, value_parser = Name)]
         profile: Option<String>,
         /// Print JSON.
         #[arg(long)]
@@ -565,8 +675,8 @@ pub struct IngestArgs {
     /// (survives a process crash, not a power loss).
     #[arg(long)]
     pub no_fsync: bool,
-    /// Records per committed batch.
-    #[arg(long, value_name = "N", default_value_t = strataflow::pipeline::ingest::DEFAULT_BATCH_RECORDS)]
+    /// Records per committed batch, 1..=1000000.
+    #[arg(long, value_name = "N", default_value_t = strataflow::pipeline::ingest::DEFAULT_BATCH_RECORDS, value_parser = in_range::<usize>(limits::BATCH_RECORDS))]
     pub batch_records: usize,
     /// No progress output.
     #[arg(long, short)]
@@ -574,7 +684,7 @@ pub struct IngestArgs {
     /// Store and seal only; leave summaries, events and the graph to `resume`.
     #[arg(long)]
     pub no_derive: bool,
-    /// Worker threads (default: the machine's cores). Results do not depend on it.
-    #[arg(long, value_name = "N")]
+    /// Worker threads, 1..=256 (default: the machine's cores). Results do not depend on it.
+    #[arg(long, value_name = "N", value_parser = in_range::<usize>(limits::WORKERS))]
     pub workers: Option<usize>,
 }

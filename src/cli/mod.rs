@@ -1,6 +1,9 @@
 //! The `strataflow` command line: parse, run, report one clear error line.
 
 mod args;
+#[cfg(test)]
+mod no_panic;
+mod paths;
 mod progress;
 mod render;
 
@@ -24,6 +27,8 @@ use strataflow::operators::decay::parse_expand_target;
 use strataflow::operators::evidence_gate::AssessmentInput;
 use strataflow::{Channel, SearchRequest};
 
+/// Exit status of a usage error.
+const EXIT_USAGE: u8 = 2;
 /// Exit status when input was refused.
 const EXIT_REFUSED: u8 = 3;
 /// Exit status when audit found problems.
@@ -50,6 +55,15 @@ impl From<MemoryError> for Failure {
         Self {
             message: e.to_string(),
             status,
+        }
+    }
+}
+
+impl From<paths::Refusal> for Failure {
+    fn from(r: paths::Refusal) -> Self {
+        Self {
+            message: r.0,
+            status: EXIT_USAGE,
         }
     }
 }
@@ -139,11 +153,8 @@ fn run(cli: Cli) -> Result<(), Failure> {
             seed,
             output,
         } => {
-            if threads == 0 || tenants == 0 {
-                return Err(Failure {
-                    message: "--threads and --tenants must be at least 1".into(),
-                    status: 2,
-                });
+            if let Some(path) = &output {
+                paths::check_output("-o", path, &[], &dir)?;
             }
             let options = strataflow::pipeline::synthetic::SyntheticOptions {
                 messages,
@@ -180,6 +191,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             }
         }
         Command::Ingest { file, options } => {
+            check_rejects(&options, &file, &dir)?;
             let memory = open(&dir)?;
             run_ingest(
                 &mut out,
@@ -194,6 +206,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             tenant,
             options,
         }) => {
+            check_rejects(&options, &file, &dir)?;
             let memory = open(&dir)?;
             run_ingest(
                 &mut out,
@@ -362,6 +375,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             since,
             profile,
         }) => {
+            paths::check_output("export directory", &to, &[], &dir)?;
             let memory = open_existing(&dir)?;
             let options = strataflow::replay::export::ExportOptions { tenant, since };
             let manifest = memory.export_parquet(&to, &options, profile.as_deref())?;
@@ -436,7 +450,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
         } => {
             let memory = open_existing(&dir)?;
             let input = AssessmentInput {
-                verdict,
+                verdict: verdict.name().to_owned(),
                 evidence,
                 fit,
                 missing,
@@ -840,6 +854,15 @@ fn run_derive(
     terminal_failures(memory, profile)
 }
 
+/// Refuses a `--skip-invalid` rejects file that is the input file or lies
+/// in the data directory, before anything is created.
+fn check_rejects(args: &IngestArgs, input: &Path, dir: &Path) -> Result<(), Failure> {
+    if let Some(rejects) = &args.skip_invalid {
+        paths::check_output("--skip-invalid", rejects, &[input], dir)?;
+    }
+    Ok(())
+}
+
 /// Runs an ingest with the shared options, progress and rejects file, then
 /// prints its summary.
 fn run_ingest(
@@ -853,18 +876,6 @@ fn run_ingest(
         &mut dyn FnMut(&IngestStats),
     ) -> Result<IngestStats, MemoryError>,
 ) -> Result<(), Failure> {
-    if args.batch_records == 0 {
-        return Err(Failure {
-            message: "--batch-records must be at least 1".into(),
-            status: 2,
-        });
-    }
-    if args.workers == Some(0) {
-        return Err(Failure {
-            message: "--workers must be at least 1".into(),
-            status: 2,
-        });
-    }
     let mut options = memory.ingest_options()?;
     options.batch_records = args.batch_records;
     if let Some(workers) = args.workers {

@@ -24,6 +24,20 @@ fn profile_key(name: &str) -> String {
     format!("profile/{name}")
 }
 
+/// Refuses a profile name longer than the log's name limit before it
+/// becomes a store key.
+fn check_profile_name(name: &str) -> Result<(), MemoryError> {
+    if name.len() > strataflow_log::MAX_NAME_BYTES {
+        return Err(strataflow_log::StoreError::NameTooLong {
+            field: "profile name",
+            len: name.len(),
+            max: strataflow_log::MAX_NAME_BYTES,
+        }
+        .into());
+    }
+    Ok(())
+}
+
 /// One event as listed by [`Memory::events`].
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct EventListing {
@@ -134,6 +148,7 @@ impl Memory {
 
     /// A stored profile by name.
     pub fn profile(&self, name: &str) -> Result<Profile, MemoryError> {
+        check_profile_name(name)?;
         match self.store.config(&profile_key(name))? {
             Some(text) => serde_json::from_str(&text).map_err(|e| {
                 MemoryError::Invalid(format!("stored profile `{name}` is unreadable: {e}"))
@@ -248,6 +263,7 @@ impl Memory {
 
     /// Stores a profile (after checking its operators exist).
     pub fn save_profile(&self, profile: &Profile) -> Result<(), MemoryError> {
+        check_profile_name(&profile.name)?;
         if profile.uses_model() && profile.model.is_none() {
             return Err(MemoryError::Invalid(format!(
                 "profile `{}` uses a model-backed operator: give its model with --model NAME \
