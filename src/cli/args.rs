@@ -83,6 +83,9 @@ pub enum Command {
     Show {
         /// Record id (64 hex digits) or a unique prefix of at least 4.
         id: String,
+        /// Tenant (a record of another tenant is not found).
+        #[arg(long, default_value = "")]
+        tenant: String,
     },
     /// Run whatever derivation is pending or retryable (summaries, events, graph).
     Resume {
@@ -203,6 +206,9 @@ pub enum Command {
         /// The batch (id or prefix).
         #[arg(long)]
         batch: String,
+        /// Tenant (a record of another tenant is not found).
+        #[arg(long, default_value = "")]
+        tenant: String,
         /// sufficient, partial or wrong.
         #[arg(long)]
         verdict: String,
@@ -227,6 +233,9 @@ pub enum Command {
         /// The batch (id or prefix).
         #[arg(long)]
         batch: String,
+        /// Tenant (a record of another tenant is not found).
+        #[arg(long, default_value = "")]
+        tenant: String,
         /// Refs adopted by the batch's sufficient assessment.
         refs: Vec<String>,
         /// Print JSON.
@@ -404,6 +413,9 @@ pub enum ExpandCommand {
     Event {
         /// Event id or prefix.
         id: String,
+        /// Tenant (a record of another tenant is not found).
+        #[arg(long, default_value = "")]
+        tenant: String,
         /// Print JSON.
         #[arg(long)]
         json: bool,
@@ -415,7 +427,7 @@ pub enum ExpandCommand {
         /// Facts and edges valid at this RFC 3339 time.
         #[arg(long)]
         at: Option<String>,
-        /// Tenant.
+        /// Tenant (a record of another tenant is not found).
         #[arg(long, default_value = "")]
         tenant: String,
         /// Profile.
@@ -429,6 +441,9 @@ pub enum ExpandCommand {
     Block {
         /// Block id or prefix.
         id: String,
+        /// Tenant (a record of another tenant is not found).
+        #[arg(long, default_value = "")]
+        tenant: String,
         /// L0…L5, next or raw.
         #[arg(long, default_value = "next")]
         level: String,
@@ -466,6 +481,9 @@ pub enum EvalCommand {
 pub struct GovernArgs {
     /// Event id or unique prefix.
     pub event: String,
+    /// Tenant (an event of another tenant is not found).
+    #[arg(long, default_value = "")]
+    pub tenant: String,
     /// Why (kept in the record).
     #[arg(long)]
     pub reason: Option<String>,
@@ -528,6 +546,9 @@ pub enum ImportCommand {
     Undo {
         /// The import id (or a unique prefix) printed by `import memory`.
         id: String,
+        /// Tenant (a record of another tenant is not found).
+        #[arg(long, default_value = "")]
+        tenant: String,
         /// Why (kept in the record).
         #[arg(long)]
         reason: Option<String>,
