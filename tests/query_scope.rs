@@ -105,7 +105,7 @@ mod filters {
                             .as_str()
                             .or(h["happened_end"].as_str())
                             .unwrap();
-                        let end = h["happened_end"].as_str().or(Some(start)).unwrap();
+                        let end = h["happened_end"].as_str().unwrap_or(start);
                         assert!(&start[..10] <= to && &end[..10] >= from, "{h}");
                     }
                     "message" => {
