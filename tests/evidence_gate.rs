@@ -50,36 +50,53 @@ fn only_adopted_refs_of_a_sufficient_assessment_reinforce() {
 
     // Sufficient needs a ref of the batch and next = answer.
     let a = memory
-        .assess(&batch, &assessment("sufficient", &[&top], "search_events"))
+        .assess(
+            "",
+            &batch,
+            &assessment("sufficient", &[&top], "search_events"),
+        )
         .unwrap();
     assert_eq!(format!("{:?}", a.verdict), "Partial");
     let a = memory
-        .assess(&batch, &assessment("sufficient", &["event:ffff"], "answer"))
+        .assess(
+            "",
+            &batch,
+            &assessment("sufficient", &["event:ffff"], "answer"),
+        )
         .unwrap();
     assert_eq!(format!("{:?}", a.verdict), "Partial");
     assert_eq!(a.next, "search_events");
     assert!(!a.missing.is_empty());
     // Use before a sufficient assessment adopts anything: refused.
     let err = memory
-        .use_refs(&batch, std::slice::from_ref(&top))
+        .use_refs("", &batch, std::slice::from_ref(&top))
         .unwrap_err()
         .to_string();
     assert!(err.contains("not_adopted"), "{err}");
 
     let a = memory
-        .assess(&batch, &assessment("sufficient", &[&top, &top], "answer"))
+        .assess(
+            "",
+            &batch,
+            &assessment("sufficient", &[&top, &top], "answer"),
+        )
         .unwrap();
     assert_eq!(format!("{:?}", a.verdict), "Sufficient");
     assert_eq!(a.evidence, vec![top.clone()]);
     let err = memory
-        .use_refs(&batch, std::slice::from_ref(&other))
+        .use_refs("", &batch, std::slice::from_ref(&other))
         .unwrap_err()
         .to_string();
     assert!(err.contains("not_adopted"), "{err}");
-    let err = memory.use_refs(&batch, &[foreign]).unwrap_err().to_string();
+    let err = memory
+        .use_refs("", &batch, &[foreign])
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("not_in_batch"), "{err}");
 
-    let used = memory.use_refs(&batch, std::slice::from_ref(&top)).unwrap();
+    let used = memory
+        .use_refs("", &batch, std::slice::from_ref(&top))
+        .unwrap();
     assert_eq!(used.events.len(), 1);
     let event = used.events[0];
     let after = memory.weights("").unwrap();
@@ -103,11 +120,11 @@ fn only_adopted_refs_of_a_sufficient_assessment_reinforce() {
 
     // The batch is closed.
     let err = memory
-        .assess(&batch, &assessment("sufficient", &[&top], "answer"))
+        .assess("", &batch, &assessment("sufficient", &[&top], "answer"))
         .unwrap_err()
         .to_string();
     assert!(err.contains("already recorded"), "{err}");
-    assert!(memory.use_refs(&batch, &[top]).is_err());
+    assert!(memory.use_refs("", &batch, &[top]).is_err());
 }
 
 #[test]

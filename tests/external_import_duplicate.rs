@@ -58,7 +58,7 @@ fn exact_duplicates_never_reach_the_model() {
         "only candidate 1 is written"
     );
     let import = report.import_id.unwrap();
-    let Record::ImportSource(s) = memory.show(&import.to_hex()).unwrap().record else {
+    let Record::ImportSource(s) = memory.show("", &import.to_hex()).unwrap().record else {
         panic!("not an import");
     };
     assert_eq!(s.decisions.len(), 3, "ignored candidates are audited");

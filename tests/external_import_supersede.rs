@@ -40,7 +40,7 @@ fn supersede_writes_a_superseding_event() {
     assert_eq!(status.get(&new).unwrap().status, EventStatus::Active);
     // The import record lists the decision and is the import id.
     let import = report.import_id.unwrap();
-    match memory.show(&import.to_hex()).unwrap().record {
+    match memory.show("", &import.to_hex()).unwrap().record {
         strataflow::log::record::Record::ImportSource(s) => {
             assert_eq!(s.decisions[0].created_event, Some(new));
             assert_eq!(s.decisions[0].targets, vec![target]);

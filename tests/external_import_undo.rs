@@ -33,7 +33,7 @@ fn undo_restores_superseded_events_and_hides_imported_ones() {
     assert!(search(&memory).contains(&format!("event:{new}")));
     let import = report.import_id.unwrap();
     let undo = memory
-        .undo_import(&import.to_hex()[..16], Actor::User, None)
+        .undo_import("", &import.to_hex()[..16], Actor::User, None)
         .unwrap();
     assert_eq!(undo.removed_events, vec![new]);
     assert_eq!(undo.restored_events, vec![target]);
@@ -43,7 +43,7 @@ fn undo_restores_superseded_events_and_hides_imported_ones() {
     assert_eq!(status.get(&new).unwrap().status, EventStatus::Removed);
     assert!(!search(&memory).contains(&format!("event:{new}")));
     let err = memory
-        .undo_import(&import.to_hex(), Actor::User, None)
+        .undo_import("", &import.to_hex(), Actor::User, None)
         .unwrap_err();
     assert!(err.to_string().contains("already undone"), "{err}");
     // Persisted (incremental) views equal a rebuild.

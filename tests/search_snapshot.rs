@@ -80,6 +80,7 @@ fn a_searcher_resumed_from_its_snapshot_equals_one_built_afresh() {
     let events = memory.events(None, "", None).unwrap();
     memory
         .govern(
+            "",
             &events[2].id.to_hex(),
             GovernanceAction::Forget,
             Actor::User,
@@ -104,6 +105,7 @@ fn a_searcher_resumed_from_its_snapshot_equals_one_built_afresh() {
     // The forgotten event stays hidden after the round trip.
     memory
         .govern(
+            "",
             &events[2].id.to_hex(),
             GovernanceAction::Restore,
             Actor::User,

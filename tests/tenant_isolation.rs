@@ -109,6 +109,8 @@ fn tenants_never_see_each_other() {
             "assess",
             "--batch",
             batch,
+            "--tenant",
+            "a",
             "--verdict",
             "sufficient",
             "--evidence",
@@ -118,6 +120,6 @@ fn tenants_never_see_each_other() {
         ],
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains("partial"));
-    let out = run(data, &["use", "--batch", batch, b_ref]);
+    let out = run(data, &["use", "--batch", batch, "--tenant", "a", b_ref]);
     assert!(!out.status.success());
 }

@@ -25,7 +25,7 @@ fn same_as_rebuild(memory: &Memory, tenant: &str) {
 
 fn decide(memory: &Memory, event: &strataflow::log::RecordId, action: GovernanceAction) {
     memory
-        .govern(&event.to_hex(), action, Actor::User, None)
+        .govern("", &event.to_hex(), action, Actor::User, None)
         .unwrap();
 }
 
@@ -52,9 +52,9 @@ fn use_top_hit(memory: &Memory, query: &str) {
         missing: String::new(),
         next: "answer".into(),
     };
-    memory.assess(&batch, &input).unwrap();
+    memory.assess("", &batch, &input).unwrap();
     memory
-        .use_refs(&batch, std::slice::from_ref(&hit.reference))
+        .use_refs("", &batch, std::slice::from_ref(&hit.reference))
         .unwrap();
 }
 
@@ -142,7 +142,7 @@ proptest! {
                     let events = memory.events(None, "", None).unwrap();
                     if let Some(e) = events.get(i % events.len().max(1)) {
                         let action = if matches!(s, Step::Forget(_)) { GovernanceAction::Forget } else { GovernanceAction::Restore };
-                        memory.govern(&e.id.to_hex(), action, Actor::User, None).unwrap();
+                        memory.govern("", &e.id.to_hex(), action, Actor::User, None).unwrap();
                     }
                 }
                 Step::Use(i) => use_top_hit(&memory, words[i % words.len()]),
@@ -150,7 +150,7 @@ proptest! {
                     let ctx = memory.context(None, "", None).unwrap();
                     if let Some(block) = ctx.get(b % ctx.len().max(1)) {
                         let target = strataflow::operators::decay::ExpandTarget::Level(level);
-                        memory.expand_block(None, &block.block.to_hex(), target).unwrap();
+                        memory.expand_block(None, "", &block.block.to_hex(), target).unwrap();
                     }
                 }
                 Step::Refresh => {

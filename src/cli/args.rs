@@ -188,6 +188,9 @@ pub enum Command {
     Show {
         /// Record id (64 hex digits) or a unique prefix of at least 4.
         id: String,
+        /// Tenant (a record of another tenant is not found).
+        #[arg(long, default_value = "", value_parser = Name)]
+        tenant: String,
     },
     /// Run whatever derivation is pending or retryable (summaries, events, graph).
     Resume {
@@ -310,6 +313,9 @@ pub enum Command {
         /// The batch (id or prefix).
         #[arg(long)]
         batch: String,
+        /// Tenant (a record of another tenant is not found).
+        #[arg(long, default_value = "", value_parser = Name)]
+        tenant: String,
         /// sufficient, partial or wrong.
         #[arg(long, value_enum)]
         verdict: VerdictArg,
@@ -334,6 +340,9 @@ pub enum Command {
         /// The batch (id or prefix).
         #[arg(long)]
         batch: String,
+        /// Tenant (a record of another tenant is not found).
+        #[arg(long, default_value = "", value_parser = Name)]
+        tenant: String,
         /// Refs adopted by the batch's sufficient assessment.
         refs: Vec<String>,
         /// Print JSON.
@@ -532,6 +541,9 @@ pub enum ExpandCommand {
     Event {
         /// Event id or prefix.
         id: String,
+        /// Tenant (a record of another tenant is not found).
+        #[arg(long, default_value = "", value_parser = Name)]
+        tenant: String,
         /// Print JSON.
         #[arg(long)]
         json: bool,
@@ -543,7 +555,7 @@ pub enum ExpandCommand {
         /// Facts and edges valid at this RFC 3339 time.
         #[arg(long)]
         at: Option<String>,
-        /// Tenant.
+        /// Tenant (a record of another tenant is not found).
         #[arg(long, default_value = "", value_parser = Name)]
         tenant: String,
         /// Profile.
@@ -557,6 +569,9 @@ pub enum ExpandCommand {
     Block {
         /// Block id or prefix.
         id: String,
+        /// Tenant (a record of another tenant is not found).
+        #[arg(long, default_value = "", value_parser = Name)]
+        tenant: String,
         /// L0…L5, next or raw.
         #[arg(long, default_value = "next")]
         level: String,
@@ -594,6 +609,9 @@ pub enum EvalCommand {
 pub struct GovernArgs {
     /// Event id or unique prefix.
     pub event: String,
+    /// Tenant (an event of another tenant is not found).
+    #[arg(long, default_value = "", value_parser = Name)]
+    pub tenant: String,
     /// Why (kept in the record).
     #[arg(long)]
     pub reason: Option<String>,
@@ -656,6 +674,9 @@ pub enum ImportCommand {
     Undo {
         /// The import id (or a unique prefix) printed by `import memory`.
         id: String,
+        /// Tenant (a record of another tenant is not found).
+        #[arg(long, default_value = "", value_parser = Name)]
+        tenant: String,
         /// Why (kept in the record).
         #[arg(long)]
         reason: Option<String>,

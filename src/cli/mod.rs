@@ -50,6 +50,7 @@ impl From<MemoryError> for Failure {
             {
                 EXIT_AUDIT_FAILED
             }
+            MemoryError::InvalidId { .. } | MemoryError::InvalidFilter(_) => 2,
             _ => 1,
         };
         Self {
@@ -282,9 +283,14 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 })?;
             render::external_import(&mut out, &report, json)?;
         }
-        Command::Import(ImportCommand::Undo { id, reason, json }) => {
+        Command::Import(ImportCommand::Undo {
+            id,
+            tenant,
+            reason,
+            json,
+        }) => {
             let memory = open_existing(&dir)?;
-            let report = memory.undo_import(&id, Actor::User, reason)?;
+            let report = memory.undo_import(&tenant, &id, Actor::User, reason)?;
             render::undo_import(&mut out, &report, json)?;
         }
         Command::Stats { json } => {
@@ -299,9 +305,9 @@ fn run(cli: Cli) -> Result<(), Failure> {
             let memory = open_existing(&dir)?;
             render::blocks(&mut out, &memory.blocks(&tenant, &thread)?, json)?;
         }
-        Command::Show { id } => {
+        Command::Show { id, tenant } => {
             let memory = open_existing(&dir)?;
-            render::record(&mut out, &memory.show(&id)?)?;
+            render::record(&mut out, &memory.show(&tenant, &id)?)?;
         }
         Command::Resume { profile } => {
             let memory = open_existing(&dir)?;
@@ -441,6 +447,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
         }
         Command::Assess {
             batch,
+            tenant,
             verdict,
             evidence,
             fit,
@@ -456,12 +463,17 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 missing,
                 next,
             };
-            let outcome = memory.assess(&batch, &input)?;
+            let outcome = memory.assess(&tenant, &batch, &input)?;
             render::assessment(&mut out, &outcome, json)?;
         }
-        Command::Use { batch, refs, json } => {
+        Command::Use {
+            batch,
+            tenant,
+            refs,
+            json,
+        } => {
             let memory = open_existing(&dir)?;
-            let outcome = memory.use_refs(&batch, &refs)?;
+            let outcome = memory.use_refs(&tenant, &batch, &refs)?;
             render::used(&mut out, &outcome, json)?;
         }
         Command::Eval(EvalCommand::Locomo {
@@ -550,8 +562,8 @@ fn parse_at(text: &str) -> Result<strataflow::log::Timestamp, Failure> {
 fn expand(out: &mut dyn Write, dir: &Path, e: ExpandCommand) -> Result<(), Failure> {
     let memory = open_existing(dir)?;
     match e {
-        ExpandCommand::Event { id, json } => {
-            let x = memory.expand_event(&id)?;
+        ExpandCommand::Event { id, tenant, json } => {
+            let x = memory.expand_event(&tenant, &id)?;
             render::expanded_event(out, &x, json)?;
         }
         ExpandCommand::Node {
@@ -567,6 +579,7 @@ fn expand(out: &mut dyn Write, dir: &Path, e: ExpandCommand) -> Result<(), Failu
         }
         ExpandCommand::Block {
             id,
+            tenant,
             level,
             profile,
             json,
@@ -575,7 +588,7 @@ fn expand(out: &mut dyn Write, dir: &Path, e: ExpandCommand) -> Result<(), Failu
                 message: format!("--level `{level}`: expected L0…L5, next or raw"),
                 status: 2,
             })?;
-            let x = memory.expand_block(profile.as_deref(), &id, target)?;
+            let x = memory.expand_block(profile.as_deref(), &tenant, &id, target)?;
             render::blocks_at_levels(out, std::slice::from_ref(&x), json)?;
         }
     }
@@ -602,9 +615,9 @@ fn search(out: &mut dyn Write, dir: &Path, a: SearchArgs) -> Result<(), Failure>
         intent: a.intent.clone(),
         budget: a.budget,
     };
-    let searcher = memory.searcher(a.profile.as_deref(), &a.tenant)?;
     let call = format!("search {}", channel.name());
     let Some(file) = &a.queries else {
+        let searcher = memory.searcher(a.profile.as_deref(), &a.tenant)?;
         let hits = searcher.search(channel, &base)?;
         let response = memory.record_batch(&a.tenant, &call, &base, hits)?;
         return Ok(render::search(out, &response, a.json)?);
@@ -613,22 +626,47 @@ fn search(out: &mut dyn Write, dir: &Path, a: SearchArgs) -> Result<(), Failure>
         message: format!("cannot read {}: {e}", file.display()),
         status: 1,
     })?;
+    // A line's `tenant` field searches that tenant (else `--tenant`).
+    let mut searchers: std::collections::BTreeMap<String, strataflow::Searcher> =
+        std::collections::BTreeMap::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
-        let mut request: SearchRequest = serde_json::from_str(line).map_err(|e| Failure {
-            message: format!("{}:{}: {e}", file.display(), i + 1),
+        let refused = |message: String| Failure {
+            message: format!("{}:{}: {message}", file.display(), i + 1),
             status: EXIT_REFUSED,
-        })?;
+        };
+        let mut value: serde_json::Value =
+            serde_json::from_str(line).map_err(|e| refused(e.to_string()))?;
+        let tenant = match value.as_object_mut().and_then(|o| o.remove("tenant")) {
+            None => a.tenant.clone(),
+            Some(serde_json::Value::String(t)) => t,
+            Some(other) => {
+                return Err(refused(format!(
+                    "field `tenant`: expected a string, found {other}"
+                )));
+            }
+        };
+        let mut request: SearchRequest =
+            serde_json::from_value(value).map_err(|e| refused(e.to_string()))?;
         if request.budget.is_none() {
             request.budget = base.budget;
         }
         if request.thread.is_none() {
             request.thread.clone_from(&base.thread);
         }
-        let hits = searcher.search(channel, &request)?;
-        let response = memory.record_batch(&a.tenant, &call, &request, hits)?;
+        let searcher = match searchers.entry(tenant.clone()) {
+            std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::btree_map::Entry::Vacant(e) => {
+                e.insert(memory.searcher(a.profile.as_deref(), &tenant)?)
+            }
+        };
+        let hits = searcher.search(channel, &request).map_err(|e| match e {
+            MemoryError::InvalidFilter(message) => refused(message),
+            other => Failure::from(other),
+        })?;
+        let response = memory.record_batch(&tenant, &call, &request, hits)?;
         serde_json::to_writer(&mut *out, &response).map_err(std::io::Error::other)?;
         writeln!(out)?;
     }
@@ -651,8 +689,8 @@ fn govern(
         GovernanceAction::ExpandBlock { .. } => "expanded",
         GovernanceAction::UndoImport => "undid the import of",
     };
-    let record = memory.govern(&args.event, action, Actor::User, args.reason)?;
-    let shown = memory.show(&args.event)?;
+    let record = memory.govern(&args.tenant, &args.event, action, Actor::User, args.reason)?;
+    let shown = memory.show(&args.tenant, &args.event)?;
     let event = shown.id;
     let status = memory.event_status(shown.record.tenant())?;
     let state = status.get(&event);

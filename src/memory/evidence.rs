@@ -55,8 +55,8 @@ pub struct UseOutcome {
 }
 
 impl Memory {
-    fn batch(&self, batch: &str) -> Result<(RecordId, Retrieval), MemoryError> {
-        let stored = self.show(batch)?;
+    fn batch(&self, tenant: &str, batch: &str) -> Result<(RecordId, Retrieval), MemoryError> {
+        let stored = self.show(tenant, batch)?;
         match stored.record {
             Record::Retrieval(r) => Ok((stored.id, r)),
             other => Err(MemoryError::Invalid(format!(
@@ -81,13 +81,14 @@ impl Memory {
         Ok(())
     }
 
-    /// Assesses a batch (spec §12.2) and records the assessment.
+    /// Assesses a batch of `tenant` (spec §12.2) and records the assessment.
     pub fn assess(
         &self,
+        tenant: &str,
         batch: &str,
         input: &AssessmentInput,
     ) -> Result<AssessOutcome, MemoryError> {
-        let (batch_id, retrieval) = self.batch(batch)?;
+        let (batch_id, retrieval) = self.batch(tenant, batch)?;
         self.ensure_open(&batch_id)?;
         let refs: Vec<String> = retrieval.refs.iter().map(format_ref).collect();
         let n: NormalizedAssessment = normalize_assessment(input, &refs);
@@ -124,10 +125,15 @@ impl Memory {
         })
     }
 
-    /// Records refs of a batch as used (spec §12.3): only refs its latest
-    /// assessment adopted as sufficient. Closes the batch.
-    pub fn use_refs(&self, batch: &str, refs: &[String]) -> Result<UseOutcome, MemoryError> {
-        let (batch_id, retrieval) = self.batch(batch)?;
+    /// Records refs of a batch of `tenant` as used (spec §12.3): only refs
+    /// its latest assessment adopted as sufficient. Closes the batch.
+    pub fn use_refs(
+        &self,
+        tenant: &str,
+        batch: &str,
+        refs: &[String],
+    ) -> Result<UseOutcome, MemoryError> {
+        let (batch_id, retrieval) = self.batch(tenant, batch)?;
         self.ensure_open(&batch_id)?;
         let batch_refs: Vec<String> = retrieval.refs.iter().map(format_ref).collect();
         let latest = self

@@ -81,9 +81,10 @@ pub struct BlockView {
 }
 
 impl Memory {
-    /// The full card of an event with its source messages; recorded as a batch.
-    pub fn expand_event(&self, id: &str) -> Result<ExpandedEvent, MemoryError> {
-        let stored = self.show(id)?;
+    /// The full card of an event of `tenant` with its source messages;
+    /// recorded as a batch.
+    pub fn expand_event(&self, tenant: &str, id: &str) -> Result<ExpandedEvent, MemoryError> {
+        let stored = self.show(tenant, id)?;
         let Record::Event(event) = stored.record else {
             return Err(MemoryError::Invalid(format!(
                 "{} is not an event",
@@ -141,10 +142,10 @@ impl Memory {
         id: &str,
         at: Option<Timestamp>,
     ) -> Result<ExpandedNode, MemoryError> {
-        let stored = self.show(id)?;
-        if stored.record.kind() != RecordKind::GraphAssertion || stored.record.tenant() != tenant {
+        let stored = self.show(tenant, id)?;
+        if stored.record.kind() != RecordKind::GraphAssertion {
             return Err(MemoryError::Invalid(format!(
-                "{} is not a graph node of tenant `{tenant}`",
+                "{} is not a graph node",
                 stored.id
             )));
         }
@@ -183,10 +184,11 @@ impl Memory {
     pub fn expand_block(
         &self,
         profile: Option<&str>,
+        tenant: &str,
         id: &str,
         target: ExpandTarget,
     ) -> Result<BlockView, MemoryError> {
-        let stored = self.show(id)?;
+        let stored = self.show(tenant, id)?;
         let Record::Block(block) = stored.record else {
             return Err(MemoryError::Invalid(format!(
                 "{} is not a block",

@@ -447,17 +447,18 @@ impl Memory {
         Ok(out)
     }
 
-    /// Undoes an import (by `ImportSource` id or unique prefix): appends an
+    /// Undoes an import of `tenant` (by `ImportSource` id or unique prefix): appends an
     /// `UndoImport` governance record on it. Its events become removed
     /// (hidden, their links ignored), so what they superseded is active
     /// again. Undoing twice is an error.
     pub fn undo_import(
         &self,
+        tenant: &str,
         import: &str,
         actor: Actor,
         reason: Option<String>,
     ) -> Result<UndoReport, MemoryError> {
-        let target = self.show(import)?;
+        let target = self.show(tenant, import)?;
         let Record::ImportSource(source) = &target.record else {
             return Err(MemoryError::Invalid(format!(
                 "{} is a {} record, not an import (give the import id printed by `import memory`)",

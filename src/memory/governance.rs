@@ -9,15 +9,17 @@ use strataflow_materializers::event_status::chain_tail;
 use super::{Memory, MemoryError};
 
 impl Memory {
-    /// Appends a governance decision on an event; returns its record id.
+    /// Appends a governance decision on an event of `tenant` (an event of
+    /// another tenant is not found); returns its record id.
     pub fn govern(
         &self,
+        tenant: &str,
         event: &str,
         action: GovernanceAction,
         actor: Actor,
         reason: Option<String>,
     ) -> Result<RecordId, MemoryError> {
-        let target = self.show(event)?;
+        let target = self.show(tenant, event)?;
         let Record::Event(e) = &target.record else {
             return Err(MemoryError::Invalid(format!(
                 "{} is a {} record, not an event",

@@ -82,6 +82,18 @@ pub enum MemoryError {
     /// A bad argument.
     #[error("{0}")]
     Invalid(String),
+    /// An id argument that is not 4 to 64 hex digits (a usage error).
+    #[error("`{shown}` is not a record id ({problem}): give 4 to 64 hex digits")]
+    InvalidId {
+        /// The id as given, cut to its first 72 characters.
+        shown: String,
+        /// What is wrong with it.
+        problem: &'static str,
+    },
+    /// A search filter that cannot be applied (a usage error): a bad date,
+    /// `from` after `to`, an unknown intent.
+    #[error("{0}")]
+    InvalidFilter(String),
     /// An external memory export is not valid.
     #[error(transparent)]
     ExternalImport(strataflow_operators::import::ExternalMemoryError),
@@ -496,24 +508,40 @@ impl Memory {
         })
     }
 
-    /// A record by full id or unique hex prefix (at least 4 digits).
-    pub fn show(&self, id: &str) -> Result<StoredRecord, MemoryError> {
-        let id = id.trim().to_ascii_lowercase();
-        let id = id
-            .strip_prefix("event:")
-            .or_else(|| id.strip_prefix("msg:"))
-            .or_else(|| id.strip_prefix("block:"))
-            .unwrap_or(&id)
-            .to_owned();
-        if id.len() < 4 || !id.chars().all(|c| c.is_ascii_hexdigit()) {
-            return Err(MemoryError::Invalid(format!(
-                "`{id}` is not a record id: give 4 to 64 hex digits"
-            )));
+    /// A record of `tenant` by full id or unique hex prefix (4 to 64
+    /// digits, optionally after `event:`, `msg:`, `block:` or `node:`).
+    ///
+    /// This is the one place where an id given by a caller becomes a
+    /// record: every command that takes an id resolves it here. A record
+    /// of another tenant is [`MemoryError::NotFound`] exactly as a missing
+    /// one (nothing tells that it exists elsewhere), a prefix is matched
+    /// against the tenant's records only, and ambiguity is judged among
+    /// them. (Model calls belong to no tenant: they are the default
+    /// tenant's, `""`.)
+    pub fn show(&self, tenant: &str, id: &str) -> Result<StoredRecord, MemoryError> {
+        let id = parse_id(id)?;
+        let of_tenant = |rid: &RecordId| -> Result<Option<StoredRecord>, MemoryError> {
+            Ok(self
+                .store
+                .get(rid)?
+                .filter(|stored| stored.record.tenant() == tenant))
+        };
+        // A 4-digit prefix matches one record in 65 536: few enough to read
+        // them all and keep the tenant's (a full id matches at most one).
+        let mut found: Vec<StoredRecord> = Vec::new();
+        let mut matches: Vec<RecordId> = Vec::new();
+        for rid in self.store.ids_with_prefix(&id, usize::MAX)? {
+            if let Some(stored) = of_tenant(&rid)? {
+                matches.push(rid);
+                found.push(stored);
+                if matches.len() >= 5 {
+                    break;
+                }
+            }
         }
-        let matches = self.store.ids_with_prefix(&id, 5)?;
-        match matches.as_slice() {
-            [] => Err(MemoryError::NotFound(id)),
-            [one] => self.store.get(one)?.ok_or(MemoryError::NotFound(id)),
+        match found.len() {
+            0 => Err(MemoryError::NotFound(id)),
+            1 => found.pop().ok_or(MemoryError::NotFound(id)),
             _ => Err(MemoryError::Ambiguous {
                 prefix: id,
                 matches,
@@ -531,6 +559,41 @@ impl Memory {
     /// [`TableCheck::All`] to verify every table file's checksum first).
     pub fn audit_deep(&self) -> Result<AuditReport, MemoryError> {
         Ok(self.store.audit_deep()?)
+    }
+}
+
+/// The longest part of a refused id an error message quotes.
+const SHOWN_ID_CHARS: usize = 72;
+
+/// An id argument, lower-cased and without its ref prefix, checked to be 4
+/// to 64 hex digits ([`MemoryError::InvalidId`] otherwise, quoting at most
+/// [`SHOWN_ID_CHARS`] characters of it).
+fn parse_id(given: &str) -> Result<String, MemoryError> {
+    let id = given.trim().to_ascii_lowercase();
+    let id = ["event:", "msg:", "block:", "node:"]
+        .iter()
+        .find_map(|p| id.strip_prefix(p))
+        .unwrap_or(&id)
+        .to_owned();
+    let problem = if !id.chars().all(|c| c.is_ascii_hexdigit()) {
+        Some("not hex digits")
+    } else if id.len() < 4 {
+        Some("shorter than 4 digits")
+    } else if id.len() > 64 {
+        Some("longer than 64 digits")
+    } else {
+        None
+    };
+    match problem {
+        None => Ok(id),
+        Some(problem) => {
+            let mut shown: String = given.trim().chars().take(SHOWN_ID_CHARS).collect();
+            let chars = given.trim().chars().count();
+            if chars > SHOWN_ID_CHARS {
+                shown.push_str(&format!("… ({chars} characters)"));
+            }
+            Err(MemoryError::InvalidId { shown, problem })
+        }
     }
 }
 

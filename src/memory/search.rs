@@ -15,7 +15,9 @@ use strataflow_materializers::search::bm25::Bm25Index;
 use strataflow_materializers::search::events::{EventDoc, EventIndex, EventQuery, Intent};
 use strataflow_materializers::search::graph::GraphIndex;
 use strataflow_materializers::search::rrf::{RRF_K, rrf};
-use strataflow_materializers::search::tokenizer::{tokens, weighted_tokens};
+use strataflow_materializers::search::tokenizer::{
+    fuzzy_match, normalize, tokens, weighted_tokens,
+};
 
 use strataflow_log::StoreError;
 use strataflow_materializers::snapshot::{Decoder, Encoder, SnapshotError};
@@ -163,6 +165,10 @@ struct RawDoc {
     text: String,
     /// The message ends with a question.
     question: bool,
+    /// Speaker (or role label when it has none), for participant filters.
+    speaker: String,
+    /// When it was said (UTC ms), for time filters.
+    said: Timestamp,
 }
 
 /// The indexes of one tenant under one profile, kept up to date with the
@@ -205,7 +211,7 @@ pub const SEARCH_VIEW: &str = "search";
 /// Format version of a search snapshot (its first byte). Bump it whenever
 /// the layout of `docs/format.md` §search snapshot changes: a snapshot of
 /// another version is rebuilt, never read.
-pub const SEARCH_SNAPSHOT_VERSION: u8 = 1;
+pub const SEARCH_SNAPSHOT_VERSION: u8 = 2;
 
 /// blake3 key-derivation context of a search snapshot's checksum.
 const SNAPSHOT_CONTEXT: &str = "strataflow search snapshot v1";
@@ -486,6 +492,63 @@ fn word_count(text: &str) -> usize {
     text.split_whitespace().count()
 }
 
+/// The filters of a request, checked once for every channel: an unknown
+/// intent, a date that does not parse or `from` after `to` is
+/// [`MemoryError::InvalidFilter`]. Participants and type are kept only
+/// when non-empty after normalization.
+struct Filters {
+    /// Participants, type, time and intent (text, limit and thread unset).
+    query: EventQuery,
+    /// Some participant, type or time filter is given.
+    any: bool,
+}
+
+impl Filters {
+    fn parse(r: &SearchRequest) -> Result<Self, MemoryError> {
+        let intent = match r.intent.as_deref() {
+            None => None,
+            Some("first") => Some(Intent::First),
+            Some("latest") => Some(Intent::Latest),
+            Some(other) => {
+                return Err(MemoryError::InvalidFilter(format!(
+                    "--intent `{other}`: expected first or latest"
+                )));
+            }
+        };
+        let from = parse_time("from", r.from.as_deref())?;
+        let to = parse_time("to", r.to.as_deref())?;
+        if let (Some(f), Some(t)) = (from, to) {
+            if f > t {
+                return Err(MemoryError::InvalidFilter(format!(
+                    "--from `{}` is after --to `{}`",
+                    r.from.as_deref().unwrap_or_default(),
+                    r.to.as_deref().unwrap_or_default()
+                )));
+            }
+        }
+        let participants: Vec<String> = r
+            .participants
+            .iter()
+            .filter(|p| !normalize(p).is_empty())
+            .cloned()
+            .collect();
+        let event_type = r.event_type.clone().filter(|t| !normalize(t).is_empty());
+        let any =
+            !participants.is_empty() || event_type.is_some() || from.is_some() || to.is_some();
+        Ok(Self {
+            query: EventQuery {
+                participants,
+                event_type,
+                from,
+                to,
+                intent,
+                ..EventQuery::default()
+            },
+            any,
+        })
+    }
+}
+
 fn parse_time(field: &str, text: Option<&str>) -> Result<Option<Timestamp>, MemoryError> {
     let Some(text) = text else { return Ok(None) };
     if let Some(t) = strataflow_log::SourceTime::parse_rfc3339(text) {
@@ -493,7 +556,7 @@ fn parse_time(field: &str, text: Option<&str>) -> Result<Option<Timestamp>, Memo
     }
     // A bare date means that whole day: from its start, to its end.
     let day = chrono::NaiveDate::parse_from_str(text.trim(), "%Y-%m-%d").map_err(|_| {
-        MemoryError::Invalid(format!(
+        MemoryError::InvalidFilter(format!(
             "--{field} `{text}` is not a date (2023-05-08) or an RFC 3339 time"
         ))
     })?;
@@ -544,6 +607,8 @@ impl Searcher {
         self.push_raw_doc(RawDoc {
             id,
             question: m.content.trim_end().ends_with('?'),
+            said: m.time.instant(),
+            speaker,
             external_id: m.external_id,
             thread: m.thread,
             // Never clipped: a hit counts only when its text holds the
@@ -588,6 +653,8 @@ impl Searcher {
             e.str(&d.thread);
             e.str(&d.text);
             e.u8(u8::from(d.question));
+            e.str(&d.speaker);
+            e.raw(&d.said.0.to_le_bytes());
         }
         self.raw.encode(&mut e);
         self.raw_stemmed.encode(&mut e);
@@ -654,6 +721,12 @@ impl Searcher {
                     1 => true,
                     _ => return Err(d.invalid("question flag")),
                 },
+                speaker: d.string()?,
+                said: Timestamp(i64::from_le_bytes(
+                    d.raw(8)?
+                        .try_into()
+                        .map_err(|_| d.invalid("message time"))?,
+                )),
             });
         }
         s.raw = Bm25Index::decode(&mut d)?;
@@ -726,6 +799,7 @@ impl Searcher {
         channel: Channel,
         r: &SearchRequest,
     ) -> Result<Vec<SearchHit>, MemoryError> {
+        let filters = Filters::parse(r)?;
         // Fused searches draw up to 20 hits from each channel, then cut by
         // the budget (or the limit); a single channel uses the limit.
         let per_channel = match channel {
@@ -733,9 +807,9 @@ impl Searcher {
             _ => r.limit,
         };
         let mut hits = match channel {
-            Channel::Events => self.events(r, per_channel)?,
-            Channel::Graph => self.nodes(r, per_channel, false),
-            Channel::Raw => self.raw(r, per_channel, false),
+            Channel::Events => self.events(r, &filters, per_channel),
+            Channel::Graph => self.nodes(r, &filters, per_channel, false),
+            Channel::Raw => self.raw(r, &filters, per_channel, false),
             Channel::All => {
                 let focused = SearchRequest {
                     query: focus(&r.query),
@@ -743,9 +817,9 @@ impl Searcher {
                 };
                 let r = &focused;
                 let lists = [
-                    self.events(r, per_channel)?,
-                    self.nodes(r, per_channel, true),
-                    self.raw(r, per_channel, true),
+                    self.events(r, &filters, per_channel),
+                    self.nodes(r, &filters, per_channel, true),
+                    self.raw(r, &filters, per_channel, true),
                 ];
                 let rankings: Vec<Vec<String>> = lists
                     .iter()
@@ -793,30 +867,12 @@ impl Searcher {
         Ok(hits)
     }
 
-    fn events(
-        &self,
-        r: &SearchRequest,
-        limit: Option<usize>,
-    ) -> Result<Vec<SearchHit>, MemoryError> {
-        let intent = match r.intent.as_deref() {
-            None => None,
-            Some("first") => Some(Intent::First),
-            Some("latest") => Some(Intent::Latest),
-            Some(other) => {
-                return Err(MemoryError::Invalid(format!(
-                    "--intent `{other}`: expected first or latest"
-                )));
-            }
-        };
+    fn events(&self, r: &SearchRequest, f: &Filters, limit: Option<usize>) -> Vec<SearchHit> {
         let q = EventQuery {
             text: r.query.clone(),
             limit: limit.unwrap_or(6),
-            participants: r.participants.clone(),
-            event_type: r.event_type.clone(),
-            from: parse_time("from", r.from.as_deref())?,
-            to: parse_time("to", r.to.as_deref())?,
-            intent,
             thread: r.thread.clone(),
+            ..f.query.clone()
         };
         let mut out = Vec::new();
         for (id, score) in self.events.search(&q) {
@@ -868,13 +924,33 @@ impl Searcher {
                 }),
             });
         }
-        Ok(out)
+        out
     }
 
     /// Graph node hits: nodes with current facts, their text the facts that
     /// fit in 300 characters. With `about`, nodes matched by name only are
     /// left out.
-    fn nodes(&self, r: &SearchRequest, limit: Option<usize>, about: bool) -> Vec<SearchHit> {
+    ///
+    /// With event filters (participants, type, time), a node shows only
+    /// the facts stated by events that pass them (and are not forgotten),
+    /// and a node with no such fact is left out: a filter never lets a
+    /// non-matching event through a node. The thread filter does not apply
+    /// to nodes (the graph is the tenant's).
+    fn nodes(
+        &self,
+        r: &SearchRequest,
+        f: &Filters,
+        limit: Option<usize>,
+        about: bool,
+    ) -> Vec<SearchHit> {
+        let fact_ok = |fact: &&strataflow_materializers::graph_state::FactState| {
+            !f.any
+                || fact.source_events.iter().any(|e| {
+                    self.events
+                        .get(e)
+                        .is_some_and(|d| !d.status.is_hidden() && f.query.matches(&d.event))
+                })
+        };
         let mut out = Vec::new();
         for hit in self.graph_index.search(&r.query, limit.unwrap_or(8)) {
             // In a fused search, a node matched only by its name (the person
@@ -890,18 +966,26 @@ impl Searcher {
             let Some(node) = self.graph.node(&hit.key) else {
                 continue;
             };
-            let current: Vec<_> = node.facts.iter().filter(|f| f.current).collect();
+            let current: Vec<_> = node
+                .facts
+                .iter()
+                .filter(|fact| fact.current)
+                .filter(fact_ok)
+                .collect();
+            if f.any && current.is_empty() {
+                continue;
+            }
             // Facts in order until the text would pass 300 characters; the
             // hit cites exactly the messages behind the facts it shows.
             let mut text = format!("{} ({:?}):", node.name, node.node_type);
             let mut shown: Vec<RecordId> = Vec::new();
-            for f in &current {
-                let fact = format!(" {}: {};", f.key, f.values.join(", "));
-                if text.chars().count() + fact.chars().count() > 300 {
+            for fact in &current {
+                let line = format!(" {}: {};", fact.key, fact.values.join(", "));
+                if text.chars().count() + line.chars().count() > 300 {
                     break;
                 }
-                text.push_str(&fact);
-                shown.extend(f.source_events.iter().copied());
+                text.push_str(&line);
+                shown.extend(fact.source_events.iter().copied());
             }
             let mut messages: Vec<String> = Vec::new();
             for e in shown {
@@ -944,18 +1028,38 @@ impl Searcher {
     /// fact is); its text then holds both, and so do its source messages.
     /// In the fused search (`answers`), words are also stemmed ("painted",
     /// "paintings" → "paint"); the raw channel alone stays plain BM25.
-    fn raw(&self, r: &SearchRequest, limit: Option<usize>, answers: bool) -> Vec<SearchHit> {
+    ///
+    /// Filters restrict the messages searched (BM25 statistics are then
+    /// over those): the thread; `from`/`to`, on when the message was said;
+    /// participants, each fuzzy-matching its speaker; and a type, which no
+    /// message has, leaves none.
+    fn raw(
+        &self,
+        r: &SearchRequest,
+        f: &Filters,
+        limit: Option<usize>,
+        answers: bool,
+    ) -> Vec<SearchHit> {
+        if f.query.event_type.is_some() {
+            return Vec::new();
+        }
         let (index, q) = if answers {
             (&self.raw_stemmed, stemmed(&tokens(&r.query)))
         } else {
             (&self.raw, tokens(&r.query))
         };
         let thread = r.thread.as_deref();
-        let ranked = if thread.is_some() {
+        let ranked = if thread.is_some() || f.any {
             index.search(&q, &|doc| {
-                self.raw_docs
-                    .get(doc as usize)
-                    .is_some_and(|d| Some(d.thread.as_str()) == thread)
+                self.raw_docs.get(doc as usize).is_some_and(|d| {
+                    thread.is_none_or(|t| d.thread == t)
+                        && f.query.from.is_none_or(|from| d.said >= from)
+                        && f.query.to.is_none_or(|to| d.said <= to)
+                        && f.query
+                            .participants
+                            .iter()
+                            .all(|p| fuzzy_match(&d.speaker, p))
+                })
             })
         } else {
             index.search_all(&q)

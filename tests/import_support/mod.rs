@@ -128,7 +128,7 @@ pub fn import_decided(
 
 /// The event record with this id.
 pub fn event(memory: &Memory, id: &strataflow::log::RecordId) -> strataflow::log::record::Event {
-    match memory.show(&id.to_hex()).unwrap().record {
+    match memory.show("", &id.to_hex()).unwrap().record {
         strataflow::log::record::Record::Event(e) => e,
         other => panic!("not an event: {other:?}"),
     }

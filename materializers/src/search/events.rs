@@ -32,14 +32,17 @@
 //!    no intent → memory weight ([`EventDoc::weight`]) descending, then id
 //!    ascending (the reference's `updatedAt` tie-break has no counterpart
 //!    here).
-//! 5. **Rankings**: if some structured filter is given and the intersection
-//!    of the given sets (`exact`) is non-empty → `[bm25 ∩ exact,
-//!    structured(exact)]`; else `[bm25]` plus `structured(set)` for each
-//!    given, non-empty set (participants, type, time, in that order).
+//! 5. **Rankings**: if some structured filter is given, the intersection
+//!    of the given sets (`exact`) is the only candidates: `[bm25 ∩ exact,
+//!    structured(exact)]`, and `[]` when `exact` is empty. Filters are
+//!    hard: unlike the reference, which falls back to `[bm25]` plus each
+//!    non-empty set when `exact` is empty, an event that fails a given
+//!    filter is never returned ("happened no earlier than", "all must
+//!    match" mean what they say). With no filter: `[bm25]`.
 //! 6. **Zero lexical match**: a query with tokens, no BM25 hit and no
 //!    structured filter → `[]`. If every ranking is empty: a query with
-//!    tokens → `[]`; an empty query → `[structured(all candidates)]` (as in
-//!    the reference, this also applies when given filters matched nothing).
+//!    tokens → `[]`; an empty query → `[structured(all candidates)]` (only
+//!    without filters: given filters that match nothing give `[]`).
 //! 7. RRF with `k = 60` (ties by best rank, then id), first `limit` results
 //!    (`limit` clamped to `1..=20`; [`DEFAULT_EVENT_LIMIT`] is 6).
 //!
@@ -177,6 +180,38 @@ impl Default for EventQuery {
 }
 
 impl EventQuery {
+    /// Whether an event passes the structured filters (§11.4 step 2:
+    /// participants, type, time; not the thread or the status): what every
+    /// event a search with filters returns passes. True without filters.
+    pub fn matches(&self, e: &Event) -> bool {
+        let participants_ok = self
+            .participants
+            .iter()
+            .filter(|p| !normalize(p).is_empty())
+            .all(|p| {
+                e.temporal
+                    .participants
+                    .iter()
+                    .any(|have| fuzzy_match(have, p))
+            });
+        let type_ok = self
+            .event_type
+            .as_deref()
+            .filter(|t| !normalize(t).is_empty())
+            .is_none_or(|want| {
+                fuzzy_match(e.temporal.event_type.name(), want)
+                    || fuzzy_match(
+                        &format!("{} {} {}", e.title, e.summary, e.tags.join(" ")),
+                        want,
+                    )
+            });
+        let time_ok = (self.from.is_none() && self.to.is_none())
+            || happened_interval(e).is_some_and(|(start, end)| {
+                self.to.is_none_or(|to| start <= to) && self.from.is_none_or(|from| end >= from)
+            });
+        participants_ok && type_ok && time_ok
+    }
+
     /// A text query with default options.
     pub fn text(text: impl Into<String>) -> Self {
         Self {
@@ -338,46 +373,6 @@ impl EventIndex {
             Vec::new()
         };
 
-        let participant_ok = |d: &EventDoc| {
-            participants.iter().all(|p| {
-                d.event
-                    .temporal
-                    .participants
-                    .iter()
-                    .any(|have| fuzzy_match(have, p))
-            })
-        };
-        let type_ok = |d: &EventDoc, want: &str| {
-            let e = &d.event;
-            fuzzy_match(e.temporal.event_type.name(), want)
-                || fuzzy_match(
-                    &format!("{} {} {}", e.title, e.summary, e.tags.join(" ")),
-                    want,
-                )
-        };
-        let time_ok = |d: &EventDoc| {
-            happened_interval(&d.event).is_some_and(|(start, end)| {
-                q.to.is_none_or(|to| start <= to) && q.from.is_none_or(|from| end >= from)
-            })
-        };
-        let select = |pred: &dyn Fn(&EventDoc) -> bool| -> Vec<&EventDoc> {
-            candidates.iter().copied().filter(|d| pred(d)).collect()
-        };
-        let participant_set = if participants.is_empty() {
-            Vec::new()
-        } else {
-            select(&participant_ok)
-        };
-        let type_set = match event_type {
-            Some(want) => select(&|d| type_ok(d, want)),
-            None => Vec::new(),
-        };
-        let time_set = if time_given {
-            select(&time_ok)
-        } else {
-            Vec::new()
-        };
-
         // Step 3: BM25 over the candidates, ties by id.
         let id_of = |doc: u32| {
             usize::try_from(doc)
@@ -431,15 +426,17 @@ impl EventIndex {
             candidates
                 .iter()
                 .copied()
-                .filter(|d| participants.is_empty() || participant_ok(d))
-                .filter(|d| event_type.is_none_or(|want| type_ok(d, want)))
-                .filter(|d| !time_given || time_ok(d))
+                .filter(|d| q.matches(&d.event))
                 .collect()
         } else {
             Vec::new()
         };
         let mut rankings: Vec<Vec<RecordId>> = Vec::new();
-        if any_filter && !exact.is_empty() {
+        if any_filter && exact.is_empty() {
+            // Filters are hard (see the module docs).
+            return Vec::new();
+        }
+        if any_filter {
             let ids: BTreeSet<RecordId> = exact.iter().map(|d| d.id).collect();
             rankings.push(bm25.iter().filter(|id| ids.contains(id)).copied().collect());
             rankings.push(structured(&exact));
@@ -448,11 +445,6 @@ impl EventIndex {
                 return Vec::new();
             }
             rankings.push(bm25);
-            for set in [&participant_set, &type_set, &time_set] {
-                if !set.is_empty() {
-                    rankings.push(structured(set));
-                }
-            }
         }
         if rankings.iter().all(Vec::is_empty) {
             if !query_tokens.is_empty() {
@@ -814,8 +806,9 @@ mod tests {
             text: "lunch".to_owned(),
             ..EventQuery::default()
         };
-        // No exact match: BM25 plus the (empty) participant set.
-        assert_eq!(ids(&idx.search(&q)), vec![rid(2)]);
+        // No event has both: nothing, though "lunch" matches event 2
+        // (filters restrict, they do not re-rank).
+        assert!(idx.search(&q).is_empty());
         // Empty query, no filter: everything, by weight then id.
         let mut idx = idx;
         idx.set_weight(&rid(2), 5.0);
@@ -933,15 +926,22 @@ mod tests {
             ..EventQuery::default()
         };
         assert_eq!(ids(&idx.search(&q)), vec![rid(1)]);
-        // Empty intersection: BM25 plus each non-empty structured set.
+        // Empty intersection: nothing (filters are hard), even for a query
+        // every event matches lexically.
         let q = EventQuery {
             text: "gateway".to_owned(),
             participants: vec!["bob".to_owned()],
             event_type: Some("meeting".to_owned()),
             ..EventQuery::default()
         };
-        let r = idx.search(&q);
-        assert_eq!(r.len(), 3);
+        assert!(idx.search(&q).is_empty());
+        // The same with an empty query (the reference falls back to every
+        // candidate).
+        let q = EventQuery {
+            participants: vec!["zed".to_owned()],
+            ..EventQuery::default()
+        };
+        assert!(idx.search(&q).is_empty());
         // A non-lexical query with a filter still returns the exact set.
         let q = EventQuery {
             text: "watermelon".to_owned(),
