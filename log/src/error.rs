@@ -21,7 +21,7 @@ pub enum StoreError {
     },
     /// The data directory is damaged; nothing in it was changed.
     #[error(
-        "data directory {} is damaged: {damage}; it was refused before anything was written (copy what is intact with `strataflow recover {} --to NEW_DIR`)",
+        "data directory {} is damaged: {damage}; it was refused before any record was written (copy what is intact with `strataflow recover {} --to NEW_DIR`)",
         path.display(), path.display()
     )]
     Damaged {

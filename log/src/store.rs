@@ -202,6 +202,36 @@ impl Store {
         Ok(store)
     }
 
+    /// Opens an existing directory for `audit --deep`: journals must be
+    /// intact (fjall's recovery would truncate a damaged one), every table
+    /// is hashed, and a damaged table does not stop the open — it is
+    /// returned beside the store so that the audit can name the records it
+    /// makes unreadable. The log checks of an ordinary open are skipped:
+    /// the audit reports what they would.
+    pub fn open_for_deep_audit(
+        path: impl AsRef<Path>,
+    ) -> Result<(Self, Option<Damage>), StoreError> {
+        let path = path.as_ref().to_path_buf();
+        if !integrity::looks_like_store(&path) {
+            return Err(StoreError::NotAStore { path });
+        }
+        let damaged = |damage: Damage| StoreError::Damaged {
+            path: path.clone(),
+            damage: Box::new(damage),
+        };
+        let table_damage = {
+            let _lock = lock_for_check(&path)?;
+            integrity::check_journals(&path).map_err(damaged)?;
+            integrity::check_tables(&path, TableCheck::All).err()
+        };
+        let store = Self::open_engine(path, true)?;
+        let last = store.last_seq()?.unwrap_or(0);
+        let mut writer = store.lock_writer();
+        writer.next_seq = last + 1;
+        drop(writer);
+        Ok((store, table_damage))
+    }
+
     /// Opens fjall's database and keyspaces with no integrity check
     /// (`existed`: errors are damage, not a failure to create).
     pub(crate) fn open_engine(path: PathBuf, existed: bool) -> Result<Self, StoreError> {
@@ -1226,6 +1256,19 @@ impl Store {
     /// Number of entries in the id index (O(n)).
     pub(crate) fn id_index_len(&self) -> Result<usize, StoreError> {
         self.ids.len().map_err(|e| self.storage(e))
+    }
+
+    /// Flushes every keyspace's memtable to a table and waits, so that the
+    /// records live in table files (tests damage those). Only with the
+    /// `test-support` feature.
+    #[cfg(feature = "test-support")]
+    pub fn flush_for_test(&self) -> Result<(), StoreError> {
+        for (_, keyspace) in self.keyspaces() {
+            keyspace
+                .rotate_memtable_and_wait()
+                .map_err(|e| self.storage(e))?;
+        }
+        Ok(())
     }
 
     /// Removes the model-call index entry of a request hash: simulates a

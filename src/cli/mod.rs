@@ -499,19 +499,29 @@ fn run(cli: Cli) -> Result<(), Failure> {
             render::recovery(&mut out, &report, json)?;
         }
         Command::Audit { deep, json } => {
-            let memory = if deep {
-                let mut memory =
-                    Memory::open_existing_with(&dir, strataflow::log::TableCheck::All)?;
+            let (memory, damage) = if deep {
+                let (mut memory, damage) = Memory::open_for_deep_audit(&dir)?;
                 memory.set_offline(OFFLINE.load(std::sync::atomic::Ordering::Relaxed))?;
-                memory
+                (memory, damage)
             } else {
-                open_existing(&dir)?
+                (open_existing(&dir)?, None)
             };
             let report = if deep {
                 memory.audit_deep()?
             } else {
                 memory.audit()?
             };
+            if let Some(damage) = damage {
+                render::audit(&mut out, &report, json)?;
+                return Err(Failure {
+                    message: format!(
+                        "{damage}; {} problem(s) found reading every entry (copy what is intact with `strataflow recover {} --to NEW_DIR`)",
+                        report.problems.len(),
+                        dir.display()
+                    ),
+                    status: EXIT_AUDIT_FAILED,
+                });
+            }
             render::audit(&mut out, &report, json)?;
             if !report.is_clean() {
                 return Err(Failure {

@@ -230,6 +230,16 @@ impl Memory {
         Self::from_store(Store::open_existing(dir, tables)?, None)
     }
 
+    /// Opens an existing directory for a deep audit
+    /// ([`Store::open_for_deep_audit`]): a damaged table is returned beside
+    /// the memory instead of refusing the open.
+    pub fn open_for_deep_audit(
+        dir: impl AsRef<Path>,
+    ) -> Result<(Self, Option<strataflow_log::Damage>), MemoryError> {
+        let (store, damage) = Store::open_for_deep_audit(dir)?;
+        Ok((Self::from_store(store, None)?, damage))
+    }
+
     /// Copies every intact record of a damaged data directory `from`, in
     /// sequence order, into the new directory `to`, rebuilds every
     /// tenant's views there, and reports what was lost. `from` is never

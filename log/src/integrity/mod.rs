@@ -109,6 +109,21 @@ pub(crate) fn looks_like_store(dir: &Path) -> bool {
 /// The checks made before fjall opens a directory (which must not be open
 /// elsewhere: the caller holds its lock). Returns how many tables were hashed.
 pub(crate) fn check_files(dir: &Path, tables_check: TableCheck) -> Result<usize, Damage> {
+    check_journals(dir)?;
+    check_tables(dir, tables_check)
+}
+
+/// The tables' part of [`check_files`].
+pub(crate) fn check_tables(dir: &Path, tables_check: TableCheck) -> Result<usize, Damage> {
+    tables::check(dir, tables_check == TableCheck::All).map_err(|d| Damage::Table {
+        file: d.file,
+        detail: d.detail,
+    })
+}
+
+/// The journals' (and engine version file's) part of [`check_files`]:
+/// what must hold before fjall may open the directory at all.
+pub(crate) fn check_journals(dir: &Path) -> Result<(), Damage> {
     if dir.join("keyspaces").is_dir() && !dir.join("version").exists() {
         return Err(Damage::EngineVersionMissing);
     }
@@ -131,8 +146,5 @@ pub(crate) fn check_files(dir: &Path, tables_check: TableCheck) -> Result<usize,
             });
         }
     }
-    tables::check(dir, tables_check == TableCheck::All).map_err(|d| Damage::Table {
-        file: d.file,
-        detail: d.detail,
-    })
+    Ok(())
 }
