@@ -43,7 +43,7 @@ fn show_prints_a_message_with_its_tool_calls_by_id_prefix() {
             .unwrap()
     };
     let shown: serde_json::Value =
-        serde_json::from_str(&ok(data, &["show", &id.to_hex()[..10]])).unwrap();
+        serde_json::from_str(&ok(data, &["show", "--tenant", "acme", &id.to_hex()[..10]])).unwrap();
     assert_eq!(shown["id"], id.to_hex());
     assert_eq!(shown["kind"], "message");
     assert_eq!(shown["record"]["tenant"], "acme");

@@ -30,14 +30,17 @@ pub enum StoreError {
         /// What is damaged.
         damage: Box<Damage>,
     },
-    /// The directory holds no strataflow store.
+    /// The directory holds no strataflow store (or does not exist).
     #[error(
-        "{} is not a strataflow data directory (create one with `strataflow init` or by ingesting)",
-        path.display()
+        "{} (create one with `strataflow init` or by ingesting)",
+        if *exists { format!("{} is not a strataflow data directory", path.display()) }
+        else { format!("no data directory at {}", path.display()) }
     )]
     NotAStore {
         /// The directory.
         path: PathBuf,
+        /// Whether the path exists (as something that is not a store).
+        exists: bool,
     },
     /// The storage engine failed.
     #[error("storage error in {}: {source}", path.display())]

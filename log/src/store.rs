@@ -171,6 +171,7 @@ impl Store {
         if !integrity::looks_like_store(path) {
             return Err(StoreError::NotAStore {
                 path: path.to_path_buf(),
+                exists: path.exists(),
             });
         }
         Self::open_checked(path, tables)
@@ -213,7 +214,8 @@ impl Store {
     ) -> Result<(Self, Option<Damage>), StoreError> {
         let path = path.as_ref().to_path_buf();
         if !integrity::looks_like_store(&path) {
-            return Err(StoreError::NotAStore { path });
+            let exists = path.exists();
+            return Err(StoreError::NotAStore { path, exists });
         }
         let damaged = |damage: Damage| StoreError::Damaged {
             path: path.clone(),

@@ -809,7 +809,7 @@ fn terminal_failures(memory: &Memory, profile: Option<&str>) -> Result<(), Failu
 
 /// `profile` subcommands.
 fn profile(out: &mut dyn Write, dir: &Path, command: ProfileCommand) -> Result<(), Failure> {
-    let memory = open(dir)?;
+    let memory = open_existing(dir)?;
     match command {
         ProfileCommand::List { json } => {
             let default = memory.default_profile()?.name;

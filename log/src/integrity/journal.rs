@@ -370,6 +370,22 @@ mod tests {
         out
     }
 
+    /// Whether a byte lies in a batch's engine seqno, which fjall's batch
+    /// checksum does not cover (nor does this reader: it is the engine's
+    /// ordering, not data).
+    fn in_seqno(at: usize) -> bool {
+        let j = journal();
+        let mut pos = 0;
+        while pos < j.len() {
+            if (pos + 5..pos + 13).contains(&at) {
+                return true;
+            }
+            let (_, next) = read_batch(&j, pos, false).ok().unwrap();
+            pos = next;
+        }
+        false
+    }
+
     fn journal() -> Vec<u8> {
         let mut j = batch(&[(1, b"a", b"one"), (2, b"b", b"two")]);
         j.extend(batch(&[(1, b"c", b"three")]));
@@ -400,7 +416,7 @@ mod tests {
     fn a_flipped_byte_before_the_last_batch_is_damage_and_later_batches_are_found() {
         let first = batch(&[(1, b"a", b"one"), (2, b"b", b"two")]).len();
         let second = batch(&[(1, b"c", b"three")]).len();
-        for at in 0..first + second {
+        for at in (0..first + second).filter(|at| !in_seqno(*at)) {
             let mut j = journal();
             j[at] ^= 0x40;
             let s = scan_bytes(Path::new("0.jnl"), &j, true);
@@ -422,7 +438,7 @@ mod tests {
     fn a_flipped_byte_in_the_last_batch_is_never_clean() {
         let j0 = journal();
         let last = batch(&[(1, b"d", b"four")]).len();
-        for at in j0.len() - last..j0.len() {
+        for at in (j0.len() - last..j0.len()).filter(|at| !in_seqno(*at)) {
             let mut j = j0.clone();
             j[at] ^= 0x40;
             let s = scan_bytes(Path::new("0.jnl"), &j, false);
