@@ -85,84 +85,7 @@ pub fn parse_line(file: &str, line: usize, text: &str) -> Result<MessageInput, I
     })
 }
 
-/// The fields of the format, as JSON values; any other field is skipped
-/// unparsed (`IgnoredAny`), so whatever it holds (a number beyond `f64`, a
-/// deep value) cannot refuse the line. A field given twice keeps its last
-/// value, like a JSON object.
-#[derive(Default)]
-struct Fields {
-    tenant: Option<Value>,
-    thread: Option<Value>,
-    id: Option<Value>,
-    role: Option<Value>,
-    speaker: Option<Value>,
-    content: Option<Value>,
-    ts: Option<Value>,
-    tool_calls: Option<Value>,
-}
-
-impl Fields {
-    /// A field as the line gave it (`Some(Value::Null)` for `null`).
-    fn get(&self, key: &str) -> Option<&Value> {
-        match key {
-            "tenant" => self.tenant.as_ref(),
-            "thread" => self.thread.as_ref(),
-            "id" => self.id.as_ref(),
-            "role" => self.role.as_ref(),
-            "speaker" => self.speaker.as_ref(),
-            "content" => self.content.as_ref(),
-            "ts" => self.ts.as_ref(),
-            "tool_calls" => self.tool_calls.as_ref(),
-            _ => None,
-        }
-    }
-
-    fn slot(&mut self, key: &'static str) -> Option<&mut Option<Value>> {
-        Some(match key {
-            "tenant" => &mut self.tenant,
-            "thread" => &mut self.thread,
-            "id" => &mut self.id,
-            "role" => &mut self.role,
-            "speaker" => &mut self.speaker,
-            "content" => &mut self.content,
-            "ts" => &mut self.ts,
-            "tool_calls" => &mut self.tool_calls,
-            _ => return None,
-        })
-    }
-}
-
-/// Visits the line's object; any other JSON value is "not an object".
-struct FieldsVisitor;
-
-/// The marker of a line that is valid JSON but not an object.
-const NOT_AN_OBJECT: &str = "strataflow: not an object";
-
-impl<'de> Visitor<'de> for FieldsVisitor {
-    type Value = Fields;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(NOT_AN_OBJECT)
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Fields, A::Error> {
-        let mut fields = Fields::default();
-        while let Some(Key(key)) = map.next_key::<Key>()? {
-            match key.and_then(|k| fields.slot(k)) {
-                Some(slot) => *slot = Some(map.next_value::<Value>()?),
-                None => {
-                    map.next_value::<IgnoredAny>()?;
-                }
-            }
-        }
-        Ok(fields)
-    }
-}
-
-/// A key of the line: one of the format's fields, or `None` for any other
-/// (read without allocating).
-struct Key(Option<&'static str>);
-
+/// The fields of the format, in the order of [`KNOWN`].
 const KNOWN: [&str; 8] = [
     "tenant",
     "thread",
@@ -174,6 +97,49 @@ const KNOWN: [&str; 8] = [
     "tool_calls",
 ];
 
+/// The fields of the format a line gave, as JSON values (`Some(Null)` for
+/// `null`); any other field is skipped unparsed (`IgnoredAny`), so whatever
+/// it holds (a number beyond `f64`, a deep value) cannot refuse the line. A
+/// field given twice keeps its last value, as in a JSON object.
+#[derive(Default)]
+struct Fields([Option<Value>; KNOWN.len()]);
+
+impl Fields {
+    /// A field as the line gave it.
+    fn get(&self, key: &str) -> Option<&Value> {
+        let i = KNOWN.iter().position(|k| *k == key)?;
+        self.0.get(i)?.as_ref()
+    }
+}
+
+/// Visits the line's object.
+struct FieldsVisitor;
+
+impl<'de> Visitor<'de> for FieldsVisitor {
+    type Value = Fields;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Fields, A::Error> {
+        let mut fields = Fields::default();
+        while let Some(Key(key)) = map.next_key::<Key>()? {
+            match key.and_then(|i| fields.0.get_mut(i)) {
+                Some(slot) => *slot = Some(map.next_value::<Value>()?),
+                None => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(fields)
+    }
+}
+
+/// A key of the line: the index in [`KNOWN`] of one of the format's
+/// fields, or `None` for any other (read without allocating).
+struct Key(Option<usize>);
+
 impl<'de> serde::Deserialize<'de> for Key {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct KeyVisitor;
@@ -183,7 +149,7 @@ impl<'de> serde::Deserialize<'de> for Key {
                 f.write_str("a field name")
             }
             fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Key, E> {
-                Ok(Key(KNOWN.iter().find(|k| **k == v).copied()))
+                Ok(Key(KNOWN.iter().position(|k| *k == v)))
             }
         }
         d.deserialize_identifier(KeyVisitor)
@@ -390,6 +356,20 @@ mod tests {
     }
 
     #[test]
+    fn unknown_fields_are_skipped_unparsed() {
+        let huge = format!(
+            r#"{{"x":1e400,"y":{},"z":[{{"w":-1E+999}}],{}"#,
+            "9".repeat(400),
+            GOOD.trim_start_matches('{')
+        );
+        let m = parse_line("f", 1, &huge).unwrap();
+        assert_eq!(m.external_id, "m1");
+        // The last of a repeated field wins, as in a JSON object.
+        let twice = GOOD.replace(r#""content":"hi""#, r#""content":"a","content":"hi""#);
+        assert_eq!(parse_line("f", 1, &twice).unwrap().content, "hi");
+    }
+
+    #[test]
     fn errors_name_file_line_and_field() {
         let cases = [
             ("{not json", None, "malformed JSON"),
@@ -423,6 +403,18 @@ mod tests {
                 Some("thread"),
                 "empty",
             ),
+            (
+                r#"{"thread":"t","id":"1","role":"user","content":null,"ts":"2024-01-01T00:00:00Z"}"#,
+                Some("content"),
+                "expected a string, found null",
+            ),
+            (
+                r#"{"thread":"t","id":null,"role":"user","content":"x","ts":"2024-01-01T00:00:00Z"}"#,
+                Some("id"),
+                "found null",
+            ),
+            ("[1]", None, "expected a JSON object"),
+            (r#"{"thread":"t"} x"#, None, "malformed JSON"),
         ];
         for (line, field, problem) in cases {
             let e = parse_line("in.jsonl", 42, line).unwrap_err();
