@@ -11,6 +11,11 @@ use crate::id::{Digest, RecordId};
 use crate::record::{Record, RecordKind};
 use crate::store::Store;
 
+/// Configuration value set while `import parquet` loads a directory and
+/// removed when the import is complete (its value names the export): a
+/// directory that still has it holds only part of an export.
+pub const IMPORT_INCOMPLETE_CONFIG: &str = "import.parquet.incomplete";
+
 /// One thing audit found wrong.
 #[derive(Clone, PartialEq, Eq, Debug, serde::Serialize)]
 #[serde(rename_all = "snake_case", tag = "problem")]
@@ -96,6 +101,13 @@ pub enum AuditProblem {
         requests: u64,
         /// Entries in the model-call index.
         indexed: u64,
+    },
+    /// An `import parquet` into this directory did not finish
+    /// ([`IMPORT_INCOMPLETE_CONFIG`] is set): it holds only part of the
+    /// export.
+    IncompleteImport {
+        /// The export it was loading.
+        source: String,
     },
 }
 
@@ -186,6 +198,10 @@ impl std::fmt::Display for AuditProblem {
             Self::ModelCallIndexSize { requests, indexed } => write!(
                 f,
                 "model-call index holds {indexed} entries for {requests} distinct requests"
+            ),
+            Self::IncompleteImport { source } => write!(
+                f,
+                "an import parquet of {source} into this directory did not finish: it holds only part of the export (import it again)"
             ),
         }
     }
@@ -300,6 +316,11 @@ impl Store {
             report
                 .problems
                 .push(AuditProblem::ModelCallIndexSize { requests, indexed });
+        }
+        if let Some(source) = self.config(IMPORT_INCOMPLETE_CONFIG)? {
+            report
+                .problems
+                .push(AuditProblem::IncompleteImport { source });
         }
         Ok(report)
     }

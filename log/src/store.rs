@@ -1076,6 +1076,15 @@ impl Store {
         batch.commit().map_err(|e| self.storage(e))
     }
 
+    /// Removes a configuration value (fsynced); removing an absent one is
+    /// no error.
+    pub fn remove_config(&self, name: &str) -> Result<(), StoreError> {
+        let _writer = self.lock_writer();
+        let mut batch = self.db.batch().durability(Some(PersistMode::SyncAll));
+        batch.remove(&self.meta, keys::config_key(name));
+        batch.commit().map_err(|e| self.storage(e))
+    }
+
     /// Writes a view value in the single-value layout of earlier builds
     /// (`[u64 BE last_seq][state]`, no chunks), so that tests can show such a
     /// state is rebuilt, never read. Only with the `test-support` feature.

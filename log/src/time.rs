@@ -21,6 +21,15 @@ impl Timestamp {
             None => format!("@{}ms", self.0),
         }
     }
+    /// The UTC date, `YYYY-MM-DD`; a year outside 0000..=9999 is written
+    /// in ISO 8601's expanded form with its sign (`-0002-12-31`,
+    /// `+10000-01-01`), never cut short.
+    pub fn to_date(self) -> String {
+        match Utc.timestamp_millis_opt(self.0).single() {
+            Some(t) => t.format("%Y-%m-%d").to_string(),
+            None => format!("@{}ms", self.0),
+        }
+    }
 }
 
 impl fmt::Debug for Timestamp {
@@ -47,8 +56,16 @@ pub struct SourceTime {
 
 impl SourceTime {
     /// Parses an RFC 3339 time such as `2023-05-08T13:56:00+02:00`, keeping the offset.
+    /// A year outside 0000..=9999 is accepted in ISO 8601's expanded form,
+    /// a sign then at least four digits (`-0002-12-31T00:00:00Z`), as
+    /// [`SourceTime::to_rfc3339`] writes it, so every written time parses
+    /// back.
     pub fn parse_rfc3339(text: &str) -> Option<Self> {
-        let t = DateTime::parse_from_rfc3339(text.trim()).ok()?;
+        let text = text.trim();
+        let t = match DateTime::parse_from_rfc3339(text) {
+            Ok(t) => t,
+            Err(_) => parse_expanded_year(text)?,
+        };
         Some(Self::from_datetime(&t))
     }
 
@@ -74,7 +91,22 @@ impl SourceTime {
         Timestamp(self.utc_ms)
     }
 
-    /// RFC 3339 in the original offset (UTC `Z` when the offset is unknown).
+    /// The date in the original offset (UTC when unknown), `YYYY-MM-DD`; a
+    /// year outside 0000..=9999 in ISO 8601's expanded form (`-0002-12-31`).
+    pub fn to_date(self) -> String {
+        let offset = self
+            .offset_minutes
+            .and_then(|m| FixedOffset::east_opt(i32::from(m) * 60));
+        match (Utc.timestamp_millis_opt(self.utc_ms).single(), offset) {
+            (Some(t), Some(o)) => t.with_timezone(&o).format("%Y-%m-%d").to_string(),
+            (Some(t), None) => t.format("%Y-%m-%d").to_string(),
+            (None, _) => format!("@{}ms", self.utc_ms),
+        }
+    }
+
+    /// RFC 3339 in the original offset (UTC `Z` when the offset is unknown);
+    /// a year outside 0000..=9999 in ISO 8601's expanded form, with its sign
+    /// (`-0002-12-31T00:00:00.000Z`).
     pub fn to_rfc3339(self) -> String {
         let offset = self
             .offset_minutes
@@ -87,6 +119,24 @@ impl SourceTime {
             (None, _) => format!("@{}ms", self.utc_ms),
         }
     }
+}
+
+/// An RFC 3339 time whose year is in ISO 8601's expanded form: `+` or `-`,
+/// at least four digits, then `-MM-DDTHH:MM:SS[.fff](Z|±HH:MM)`.
+fn parse_expanded_year(text: &str) -> Option<DateTime<FixedOffset>> {
+    let rest = text.strip_prefix(['+', '-'])?;
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    if digits < 4 || rest.as_bytes().get(digits) != Some(&b'-') {
+        return None;
+    }
+    let stamp = match text.strip_suffix(['Z', 'z']) {
+        Some(stamp) => format!("{stamp}+00:00"),
+        None => text.to_owned(),
+    };
+    let t = DateTime::parse_from_str(&stamp, "%Y-%m-%dT%H:%M:%S%.f%:z")
+        .or_else(|_| DateTime::parse_from_str(&stamp, "%Y-%m-%dt%H:%M:%S%.f%:z"))
+        .ok()?;
+    Some(t)
 }
 
 impl fmt::Debug for SourceTime {
@@ -117,6 +167,38 @@ mod tests {
         );
         let t = t.map(SourceTime::to_rfc3339);
         assert_eq!(t.as_deref(), Some("2023-05-08T13:56:00.000+02:00"));
+    }
+
+    #[test]
+    fn years_outside_0000_9999_display_whole_and_parse_back() {
+        for text in [
+            "-0002-12-31T23:59:59.000Z",
+            "-0002-12-31T10:00:00.000+02:00",
+            "+10000-01-01T00:00:00.000Z",
+            "-10000-06-15T12:30:00.250-05:30",
+        ] {
+            let t = SourceTime::parse_rfc3339(text);
+            assert_eq!(t.map(SourceTime::to_rfc3339).as_deref(), Some(text));
+        }
+        let t = SourceTime::parse_rfc3339("-0002-12-31T23:59:59Z");
+        assert_eq!(t.map(SourceTime::to_date).as_deref(), Some("-0002-12-31"));
+        assert_eq!(
+            t.map(|t| t.instant().to_date()).as_deref(),
+            Some("-0002-12-31")
+        );
+        let t = SourceTime::parse_rfc3339("+10000-01-01T00:00:00Z");
+        assert_eq!(t.map(SourceTime::to_date).as_deref(), Some("+10000-01-01"));
+        // The date is the one of the source's offset.
+        let t = SourceTime::parse_rfc3339("2024-03-01T00:30:00+01:00");
+        assert_eq!(t.map(SourceTime::to_date).as_deref(), Some("2024-03-01"));
+        assert_eq!(
+            t.map(|t| t.instant().to_date()).as_deref(),
+            Some("2024-02-29")
+        );
+        // Not expanded: a sign needs four digits or more, then a date.
+        assert_eq!(SourceTime::parse_rfc3339("-002-12-31T00:00:00Z"), None);
+        assert_eq!(SourceTime::parse_rfc3339("+10000-13-01T00:00:00Z"), None);
+        assert_eq!(SourceTime::parse_rfc3339("-0002-12-31"), None);
     }
 
     #[test]

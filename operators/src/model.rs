@@ -109,6 +109,19 @@ pub enum ModelError {
     /// connection). The operator run fails and is retried later.
     #[error("model service: {0}")]
     Unavailable(String),
+    /// The model service cannot be reached at all (connection refused, no
+    /// such host): every other request would fail the same way, so the job
+    /// stops at the first one instead of failing every block. Nothing of
+    /// the halted run is recorded; a later run derives it.
+    #[error(
+        "model service at {endpoint} is unreachable ({detail}); stopped, nothing of the halted run was recorded: run it again once the service answers"
+    )]
+    Unreachable {
+        /// The URL requested (never with credentials).
+        endpoint: String,
+        /// What failed (e.g. `connection refused`).
+        detail: String,
+    },
     /// The response was not usable (no tool call and no JSON in the text,
     /// or arguments that are not JSON). The run fails; a later attempt
     /// asks again.
@@ -124,7 +137,10 @@ impl ModelError {
     /// Whether the job must stop (nothing recorded) rather than record a
     /// failed derivation and go on.
     pub fn halts(&self) -> bool {
-        matches!(self, Self::Offline { .. } | Self::Config(_))
+        matches!(
+            self,
+            Self::Offline { .. } | Self::Config(_) | Self::Unreachable { .. }
+        )
     }
 }
 

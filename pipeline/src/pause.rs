@@ -1,6 +1,8 @@
 //! A pause point for crash tests: with `STRATAFLOW_PAUSE_AT=STAGE:N` in the
 //! environment, the N-th time any thread of the process reaches `STAGE`
-//! (`seal`, `summarize`, `extract`, `project` or `append`), it writes
+//! (`seal`, `summarize`, `extract`, `project` or `append`; `import parquet`
+//! has `import` before each batch, `import-done` after the last and
+//! `import-rename` before the rename into place), it writes
 //! `paused at STAGE N` to stderr and sleeps for good, so that a test can
 //! SIGKILL the process exactly there. Without the variable a pause point
 //! costs one atomic load.

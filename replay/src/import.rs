@@ -4,14 +4,27 @@
 //! appended through the store's checks, so the directory ends with the
 //! same records, ids and sequence numbers — hence the same view digests —
 //! as the one exported.
+//!
+//! An import is all or nothing. [`import_parquet`] marks the store
+//! ([`IMPORT_INCOMPLETE_CONFIG`], which `audit` reports) before its first
+//! record and clears the mark only after checking the counts against the
+//! manifest. [`StagedImport`] loads a data directory `D` in a sibling
+//! staging directory `D.importing` and renames it to `D` only when
+//! everything is done, so a killed import leaves `D` as it was; a rerun
+//! removes the stale staging directory and starts over. `D` must not exist,
+//! be an empty directory, or be a data directory with no records (one made
+//! by `init`): its configuration (block size, profiles) is carried into the
+//! import, which then replaces it.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use arrow::array::{Array, BinaryArray, UInt64Array};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use strataflow_log::audit::IMPORT_INCOMPLETE_CONFIG;
 use strataflow_log::envelope::{Encoded, decode};
-use strataflow_log::{Durability, Store, StoreError};
+use strataflow_log::{Durability, RecordKind, Store, StoreError};
+use strataflow_pipeline::pause;
 
 /// Records per append.
 const IMPORT_BATCH: usize = 4096;
@@ -45,6 +58,35 @@ pub enum ImportError {
         /// What is wrong.
         detail: String,
     },
+    /// The target directory cannot be imported into (not empty and not an
+    /// empty data directory, or not a directory).
+    #[error("{}: {detail}", dir.display())]
+    Target {
+        /// The directory.
+        dir: PathBuf,
+        /// What is wrong.
+        detail: String,
+    },
+    /// After loading, the store's counts differ from the export's manifest.
+    #[error(
+        "the import of {} is inconsistent: {detail}; the target was left untouched",
+        from.display()
+    )]
+    Inconsistent {
+        /// The export.
+        from: PathBuf,
+        /// Which counts differ.
+        detail: String,
+    },
+    /// Preparing, cleaning or renaming the staging directory failed.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The path.
+        path: PathBuf,
+        /// The error.
+        #[source]
+        source: std::io::Error,
+    },
     /// The log refused or failed.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -66,8 +108,9 @@ fn bad(path: &Path, detail: impl Into<String>) -> ImportError {
     }
 }
 
-/// Reads the (seq, envelope) rows of one export file.
-fn rows(path: &Path, out: &mut Vec<(u64, Vec<u8>)>) -> Result<(), ImportError> {
+/// Reads the (seq, envelope) rows of one export file; returns how many.
+fn rows(path: &Path, out: &mut Vec<(u64, Vec<u8>)>) -> Result<u64, ImportError> {
+    let before = out.len();
     let file = File::open(path).map_err(|e| bad(path, e.to_string()))?;
     let reader = ParquetRecordBatchReaderBuilder::try_new(file)
         .and_then(ParquetRecordBatchReaderBuilder::build)
@@ -89,7 +132,7 @@ fn rows(path: &Path, out: &mut Vec<(u64, Vec<u8>)>) -> Result<(), ImportError> {
             out.push((seqs.value(i), envelopes.value(i).to_vec()));
         }
     }
-    Ok(())
+    Ok((out.len() - before) as u64)
 }
 
 /// Loads the export in `from` into `store`, which must be empty.
@@ -121,8 +164,15 @@ pub fn import_parquet(store: &Store, from: &Path) -> Result<ImportReport, Import
         .and_then(serde_json::Value::as_object)
         .ok_or_else(|| bad(&manifest_path, "no `files`"))?;
     let mut all = Vec::new();
-    for name in files.keys() {
-        rows(&from.join(name), &mut all)?;
+    for (name, listed) in files {
+        let path = from.join(name);
+        let read = rows(&path, &mut all)?;
+        if listed.as_u64() != Some(read) {
+            return Err(bad(
+                &path,
+                format!("holds {read} rows; the manifest lists {listed}"),
+            ));
+        }
     }
     all.sort_unstable_by_key(|(seq, _)| *seq);
     for (i, (seq, _)) in all.iter().enumerate() {
@@ -134,7 +184,11 @@ pub fn import_parquet(store: &Store, from: &Path) -> Result<ImportReport, Import
         }
     }
     let total = all.len() as u64;
+    // From here on the store holds part of the export until the mark is
+    // cleared: `audit` reports it.
+    store.set_config(IMPORT_INCOMPLETE_CONFIG, &from.display().to_string())?;
     for chunk in all.chunks(IMPORT_BATCH) {
+        pause::point("import");
         let mut batch = Vec::with_capacity(chunk.len());
         for (seq, bytes) in chunk {
             let record =
@@ -143,8 +197,181 @@ pub fn import_parquet(store: &Store, from: &Path) -> Result<ImportReport, Import
         }
         store.append_encoded(&batch, Durability::Sync)?;
     }
+    let last_seq = store.last_seq()?.unwrap_or(0);
+    let mut counted = 0u64;
+    for kind in RecordKind::ALL {
+        counted += store.count(kind)?;
+    }
+    if last_seq != total || counted != total {
+        return Err(ImportError::Inconsistent {
+            from: from.to_path_buf(),
+            detail: format!(
+                "the manifest lists {total} records; the store holds {counted} ending at sequence {last_seq}"
+            ),
+        });
+    }
+    pause::point("import-done");
+    store.remove_config(IMPORT_INCOMPLETE_CONFIG)?;
     Ok(ImportReport {
         records: total,
-        last_seq: store.last_seq()?.unwrap_or(0),
+        last_seq,
     })
+}
+
+/// What the target of a [`StagedImport`] was when it began.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum TargetState {
+    /// Nothing there.
+    Absent,
+    /// An empty directory.
+    EmptyDir,
+    /// A data directory without records (e.g. made by `init`).
+    EmptyStore,
+}
+
+/// An import into a data directory through a staging directory beside it
+/// (see the module documentation): [`StagedImport::begin`], then load
+/// [`StagedImport::staging`] (e.g. with [`import_parquet`]) and close it,
+/// then [`StagedImport::finish`] renames it into place.
+#[derive(Debug)]
+pub struct StagedImport {
+    target: PathBuf,
+    staging: PathBuf,
+}
+
+fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> ImportError + '_ {
+    move |source| ImportError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Whether `dir` looks like a data directory (fjall's `version` file and
+/// `keyspaces` folder), so that opening it will not write into a foreign
+/// directory.
+fn is_store_dir(dir: &Path) -> bool {
+    dir.join("version").is_file() && dir.join("keyspaces").is_dir()
+}
+
+fn target_state(target: &Path) -> Result<(TargetState, Vec<(String, String)>), ImportError> {
+    let refuse = |detail: String| ImportError::Target {
+        dir: target.to_path_buf(),
+        detail,
+    };
+    match std::fs::symlink_metadata(target) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Ok((TargetState::Absent, Vec::new()));
+        }
+        Err(e) => return Err(io_error(target)(e)),
+        Ok(meta) if !meta.is_dir() => {
+            return Err(refuse("is not a directory".into()));
+        }
+        Ok(_) => {}
+    }
+    let mut entries = std::fs::read_dir(target).map_err(io_error(target))?;
+    if entries.next().is_none() {
+        return Ok((TargetState::EmptyDir, Vec::new()));
+    }
+    if !is_store_dir(target) {
+        return Err(refuse(
+            "is not empty and not a data directory: import parquet loads into a new or empty directory"
+                .into(),
+        ));
+    }
+    let store = Store::open(target)?;
+    if let Some(records) = store.last_seq()? {
+        return Err(ImportError::NotEmpty {
+            dir: target.to_path_buf(),
+            records,
+        });
+    }
+    let configs = store
+        .configs_with_prefix("")?
+        .into_iter()
+        .filter(|(name, _)| name != IMPORT_INCOMPLETE_CONFIG)
+        .collect();
+    Ok((TargetState::EmptyStore, configs))
+}
+
+impl StagedImport {
+    /// Checks the target, removes a stale staging directory (refusing one
+    /// that another process has open, or that is not a data directory) and
+    /// creates a fresh one holding the target's configuration and the
+    /// incomplete-import mark.
+    pub fn begin(target: &Path) -> Result<Self, ImportError> {
+        let name = target.file_name().ok_or_else(|| ImportError::Target {
+            dir: target.to_path_buf(),
+            detail: "has no directory name to stage an import beside".into(),
+        })?;
+        let mut staging_name = name.to_os_string();
+        staging_name.push(".importing");
+        let staging = target.with_file_name(staging_name);
+        let (_, configs) = target_state(target)?;
+        if std::fs::symlink_metadata(&staging).is_ok() {
+            let empty = std::fs::read_dir(&staging)
+                .map(|mut e| e.next().is_none())
+                .unwrap_or(false);
+            if !empty {
+                if !is_store_dir(&staging) {
+                    return Err(ImportError::Target {
+                        dir: staging,
+                        detail: "exists and is not an import staging directory: remove it".into(),
+                    });
+                }
+                // A process importing there now holds its lock.
+                drop(Store::open(&staging)?);
+            }
+            std::fs::remove_dir_all(&staging).map_err(io_error(&staging))?;
+        }
+        let store = Store::open(&staging)?;
+        store.set_config(IMPORT_INCOMPLETE_CONFIG, "(staging)")?;
+        for (name, value) in &configs {
+            store.set_config(name, value)?;
+        }
+        drop(store);
+        Ok(Self {
+            target: target.to_path_buf(),
+            staging,
+        })
+    }
+
+    /// The staging directory to load (then close before [`Self::finish`]).
+    pub fn staging(&self) -> &Path {
+        &self.staging
+    }
+
+    /// Renames the loaded staging directory into place, after checking the
+    /// import is complete and the target is still new, empty or a data
+    /// directory without records (which it replaces).
+    pub fn finish(self) -> Result<(), ImportError> {
+        {
+            let store = Store::open(&self.staging)?;
+            if let Some(source) = store.config(IMPORT_INCOMPLETE_CONFIG)? {
+                return Err(ImportError::Inconsistent {
+                    from: PathBuf::from(source),
+                    detail: "the staging directory is still marked incomplete".into(),
+                });
+            }
+        }
+        pause::point("import-rename");
+        match target_state(&self.target)?.0 {
+            TargetState::Absent => {}
+            TargetState::EmptyDir => {
+                std::fs::remove_dir(&self.target).map_err(io_error(&self.target))?;
+            }
+            TargetState::EmptyStore => {
+                std::fs::remove_dir_all(&self.target).map_err(io_error(&self.target))?;
+            }
+        }
+        std::fs::rename(&self.staging, &self.target).map_err(io_error(&self.target))?;
+        // The rename is durable once the parent directory is synced.
+        let parent = match self.target.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        if let Ok(dir) = File::open(&parent) {
+            let _ = dir.sync_all();
+        }
+        Ok(())
+    }
 }

@@ -220,12 +220,23 @@ fn run(cli: Cli) -> Result<(), Failure> {
             )?;
         }
         Command::Import(ImportCommand::Parquet { dir: from }) => {
-            let memory = open(&dir)?;
-            let report = strataflow::replay::import::import_parquet(memory.store(), &from)
-                .map_err(|e| Failure {
-                    message: e.to_string(),
-                    status: 1,
-                })?;
+            use strataflow::replay::import::{StagedImport, import_parquet};
+            let failed = |e: strataflow::replay::import::ImportError| Failure {
+                message: e.to_string(),
+                status: 1,
+            };
+            // All or nothing: load beside the target, rename into place
+            // once records and views are complete.
+            let staged = StagedImport::begin(&dir).map_err(failed)?;
+            let report = {
+                let memory = open(staged.staging())?;
+                let report = import_parquet(memory.store(), &from).map_err(failed)?;
+                for tenant in memory.tenants()? {
+                    memory.refresh_views(&tenant)?;
+                }
+                report
+            };
+            staged.finish().map_err(failed)?;
             writeln!(
                 out,
                 "imported {} records from {} (last sequence {})",

@@ -65,11 +65,7 @@ pub fn ingest_summary(
         "thread", "messages", "blocks", "open tail"
     )?;
     for (tenant, thread, head) in heads.iter().take(shown) {
-        let name = if tenant.is_empty() {
-            thread.clone()
-        } else {
-            format!("{tenant}/{thread}")
-        };
+        let name = thread_label(tenant, thread);
         writeln!(
             out,
             "  {:<24} {:>9} {:>7} {:>10}",
@@ -87,6 +83,29 @@ pub fn ingest_summary(
         )?;
     }
     Ok(())
+}
+
+/// A thread as `tenant/thread` (just `thread` in the default tenant), with
+/// a part quoted as a JSON string when it holds a `/`, a quote, a
+/// backslash or a control character, or is empty: tenant `a/b`
+/// with thread `c` is `"a/b"/c`, tenant `a` with thread `b/c` is `a/"b/c"`.
+fn thread_label(tenant: &str, thread: &str) -> String {
+    fn part(name: &str) -> String {
+        let plain = !name.is_empty()
+            && !name
+                .chars()
+                .any(|c| matches!(c, '/' | '"' | '\\') || c.is_control());
+        if plain {
+            name.to_owned()
+        } else {
+            serde_json::Value::from(name).to_string()
+        }
+    }
+    if tenant.is_empty() {
+        part(thread)
+    } else {
+        format!("{}/{}", part(tenant), part(thread))
+    }
 }
 
 /// `stats`.

@@ -613,10 +613,7 @@ impl Searcher {
             thread: m.thread,
             // Never clipped: a hit counts only when its text holds the
             // whole message it cites.
-            text: format!(
-                "{text} [said {}]",
-                m.time.to_rfc3339().get(..10).unwrap_or_default()
-            ),
+            text: format!("{text} [said {}]", m.time.to_date()),
         });
     }
 
@@ -881,22 +878,11 @@ impl Searcher {
             };
             let e = &doc.event;
             let when = match (e.temporal.happened_start, e.temporal.happened_end) {
-                (Some(s), Some(t)) if s.to_rfc3339().get(..10) == t.to_rfc3339().get(..10) => {
-                    format!("happened {}", s.to_rfc3339().get(..10).unwrap_or_default())
+                (Some(s), Some(t)) if s.to_date() == t.to_date() => {
+                    format!("happened {}", s.to_date())
                 }
-                (Some(s), Some(t)) => format!(
-                    "happened {} to {}",
-                    s.to_rfc3339().get(..10).unwrap_or_default(),
-                    t.to_rfc3339().get(..10).unwrap_or_default()
-                ),
-                _ => format!(
-                    "said {}",
-                    e.temporal
-                        .mentioned_at
-                        .to_rfc3339()
-                        .get(..10)
-                        .unwrap_or_default()
-                ),
+                (Some(s), Some(t)) => format!("happened {} to {}", s.to_date(), t.to_date()),
+                _ => format!("said {}", e.temporal.mentioned_at.to_date()),
             };
             let text = format!("{} [{when}]", e.summary);
             out.push(SearchHit {

@@ -1,7 +1,9 @@
 //! The OpenAI-compatible chat client: `POST {base_url}/chat/completions`
 //! with the request's messages and one forced function tool, retried on
-//! 429, 5xx, timeouts, connection errors and bodies that are not a chat
-//! completion, with at most `concurrency` requests in flight.
+//! 429, 5xx, timeouts, dropped connections and bodies that are not a chat
+//! completion, with at most `concurrency` requests in flight. A service that
+//! cannot be reached at all (connection refused, DNS failure) is tried once
+//! more, then is [`ModelError::Unreachable`], which stops the job.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -52,12 +54,19 @@ impl std::fmt::Debug for ModelClient {
     }
 }
 
+/// Attempts made on a connection that could not be established (refused,
+/// no such host) before giving up: such a service does not come back within
+/// a backoff, and every block would wait through all the retries.
+const UNREACHABLE_ATTEMPTS: u32 = 2;
+
 /// Why one attempt failed.
 struct Failure {
     /// Whether another attempt may succeed.
     retry: bool,
     /// The service's `Retry-After`, when it sent one.
     retry_after: Option<Duration>,
+    /// No connection could be made (refused, DNS): retried at most once.
+    unreachable: bool,
     message: String,
 }
 
@@ -66,7 +75,17 @@ impl Failure {
         Self {
             retry: true,
             retry_after: None,
+            unreachable: false,
             message,
+        }
+    }
+
+    /// A failed send: unreachable when no connection was made (a connect
+    /// error that is not a timeout), else transient.
+    fn of_send(error: &reqwest::Error) -> Self {
+        Self {
+            unreachable: error.is_connect() && !error.is_timeout(),
+            ..Self::transient(describe(error))
         }
     }
 }
@@ -169,6 +188,15 @@ impl ModelClient {
                         attempts,
                     });
                 }
+                Err(failure)
+                    if failure.unreachable
+                        && attempts >= UNREACHABLE_ATTEMPTS.min(self.settings.max_retries + 1) =>
+                {
+                    return Err(ModelError::Unreachable {
+                        endpoint: self.endpoint_text(),
+                        detail: self.redact(failure.message),
+                    });
+                }
                 Err(failure) if failure.retry && attempts <= self.settings.max_retries => {
                     let wait = failure
                         .retry_after
@@ -204,10 +232,7 @@ impl ModelClient {
         if let Some(key) = &self.api_key {
             builder = builder.bearer_auth(key);
         }
-        let response = builder
-            .send()
-            .await
-            .map_err(|e| Failure::transient(describe(&e)))?;
+        let response = builder.send().await.map_err(|e| Failure::of_send(&e))?;
         let status = response.status();
         let retry_after = response
             .headers()
@@ -229,8 +254,17 @@ impl ModelClient {
         Err(Failure {
             retry,
             retry_after,
+            unreachable: false,
             message,
         })
+    }
+
+    /// The endpoint as shown in errors: without user name or password.
+    fn endpoint_text(&self) -> String {
+        let mut url = self.endpoint.clone();
+        let _ = url.set_username("");
+        let _ = url.set_password(None);
+        url.to_string()
     }
 
     /// Replaces the API key in a message (a service may echo it).

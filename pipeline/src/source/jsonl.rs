@@ -7,13 +7,16 @@
 //! ```
 //!
 //! `tenant` (default `""`), `speaker` and `tool_calls` are optional; `id` is a
-//! string or an integer; blank lines are skipped; unknown fields are ignored.
+//! string or an integer; blank lines are skipped; unknown fields are ignored
+//! (skipped without being parsed, so a number too large for a float there is
+//! no error); a UTF-8 byte order mark at the start of the file is skipped.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 
-use serde_json::{Map, Value};
+use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde_json::Value;
 use strataflow_log::SourceTime;
 use strataflow_log::record::{Role, ToolCall};
 
@@ -29,17 +32,13 @@ pub fn parse_line(file: &str, line: usize, text: &str) -> Result<MessageInput, I
         line: Some(line),
         path: None,
     };
-    let value: Value = serde_json::from_str(text)
-        .map_err(|e| InputError::item(&at, format!("malformed JSON: {e}")))?;
-    let Value::Object(obj) = value else {
-        return Err(InputError::item(&at, "expected a JSON object"));
-    };
+    let obj = read_fields(text).map_err(|problem| InputError::item(&at, problem))?;
     let tenant = optional_string(&obj, &at, "tenant")?.unwrap_or_default();
     check_name(&at, "tenant", &tenant, true)?;
     let thread = required_string(&obj, &at, "thread")?;
     check_name(&at, "thread", &thread, false)?;
     let external_id = match obj.get("id") {
-        None | Some(Value::Null) => return Err(InputError::field(&at, "id", "missing")),
+        None => return Err(InputError::field(&at, "id", "missing")),
         Some(Value::String(s)) => s.clone(),
         Some(Value::Number(n)) if n.is_u64() || n.is_i64() => n.to_string(),
         Some(other) => {
@@ -83,6 +82,93 @@ pub fn parse_line(file: &str, line: usize, text: &str) -> Result<MessageInput, I
         content,
         tool_calls,
         time,
+    })
+}
+
+/// The fields of the format, in the order of [`KNOWN`].
+const KNOWN: [&str; 8] = [
+    "tenant",
+    "thread",
+    "id",
+    "role",
+    "speaker",
+    "content",
+    "ts",
+    "tool_calls",
+];
+
+/// The fields of the format a line gave, as JSON values (`Some(Null)` for
+/// `null`); any other field is skipped unparsed (`IgnoredAny`), so whatever
+/// it holds (a number beyond `f64`, a deep value) cannot refuse the line. A
+/// field given twice keeps its last value, as in a JSON object.
+#[derive(Default)]
+struct Fields([Option<Value>; KNOWN.len()]);
+
+impl Fields {
+    /// A field as the line gave it.
+    fn get(&self, key: &str) -> Option<&Value> {
+        let i = KNOWN.iter().position(|k| *k == key)?;
+        self.0.get(i)?.as_ref()
+    }
+}
+
+/// Visits the line's object.
+struct FieldsVisitor;
+
+impl<'de> Visitor<'de> for FieldsVisitor {
+    type Value = Fields;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Fields, A::Error> {
+        let mut fields = Fields::default();
+        while let Some(Key(key)) = map.next_key::<Key>()? {
+            match key.and_then(|i| fields.0.get_mut(i)) {
+                Some(slot) => *slot = Some(map.next_value::<Value>()?),
+                None => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(fields)
+    }
+}
+
+/// A key of the line: the index in [`KNOWN`] of one of the format's
+/// fields, or `None` for any other (read without allocating).
+struct Key(Option<usize>);
+
+impl<'de> serde::Deserialize<'de> for Key {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl Visitor<'_> for KeyVisitor {
+            type Value = Key;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a field name")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Key, E> {
+                Ok(Key(KNOWN.iter().position(|k| *k == v)))
+            }
+        }
+        d.deserialize_identifier(KeyVisitor)
+    }
+}
+
+/// Parses a line into its fields, or says why it is not a JSON object.
+fn read_fields(text: &str) -> Result<Fields, String> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let fields = de
+        .deserialize_any(FieldsVisitor)
+        .and_then(|fields| de.end().map(|()| fields));
+    fields.map_err(|e| {
+        // Valid JSON that is not an object (a list, a number…).
+        if e.is_data() && serde_json::from_str::<IgnoredAny>(text).is_ok() {
+            "expected a JSON object".to_owned()
+        } else {
+            format!("malformed JSON: {e}")
+        }
     })
 }
 
@@ -140,19 +226,22 @@ fn type_name(v: &Value) -> &'static str {
     }
 }
 
-fn required_string(
-    obj: &Map<String, Value>,
-    at: &Location,
-    key: &str,
-) -> Result<String, InputError> {
-    optional_string(obj, at, key)?.ok_or_else(|| InputError::field(at, key, "missing"))
+/// A required field: absent is "missing"; `null` is a value of the wrong
+/// type, reported as such.
+fn required_string(obj: &Fields, at: &Location, key: &str) -> Result<String, InputError> {
+    match obj.get(key) {
+        None => Err(InputError::field(at, key, "missing")),
+        Some(Value::String(s)) => Ok(s.clone()),
+        Some(other) => Err(InputError::field(
+            at,
+            key,
+            format!("expected a string, found {}", type_name(other)),
+        )),
+    }
 }
 
-fn optional_string(
-    obj: &Map<String, Value>,
-    at: &Location,
-    key: &str,
-) -> Result<Option<String>, InputError> {
+/// An optional field: absent and `null` are both "not given".
+fn optional_string(obj: &Fields, at: &Location, key: &str) -> Result<Option<String>, InputError> {
     match obj.get(key) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) => Ok(Some(s.clone())),
@@ -207,7 +296,10 @@ impl Iterator for JsonlReader {
             }
             self.line += 1;
             let text = match std::str::from_utf8(&self.buf) {
-                Ok(t) => t.trim_end_matches(['\n', '\r']),
+                // A byte order mark (written by some Windows tools) is not
+                // part of the first line.
+                Ok(t) if self.line == 1 => t.strip_prefix('\u{feff}').unwrap_or(t),
+                Ok(t) => t,
                 Err(e) => {
                     let at = Location {
                         file: self.file.clone(),
@@ -220,6 +312,7 @@ impl Iterator for JsonlReader {
                     })));
                 }
             };
+            let text = text.trim_end_matches(['\n', '\r']);
             if text.trim().is_empty() {
                 continue;
             }
@@ -263,6 +356,20 @@ mod tests {
     }
 
     #[test]
+    fn unknown_fields_are_skipped_unparsed() {
+        let huge = format!(
+            r#"{{"x":1e400,"y":{},"z":[{{"w":-1E+999}}],{}"#,
+            "9".repeat(400),
+            GOOD.trim_start_matches('{')
+        );
+        let m = parse_line("f", 1, &huge).unwrap();
+        assert_eq!(m.external_id, "m1");
+        // The last of a repeated field wins, as in a JSON object.
+        let twice = GOOD.replace(r#""content":"hi""#, r#""content":"a","content":"hi""#);
+        assert_eq!(parse_line("f", 1, &twice).unwrap().content, "hi");
+    }
+
+    #[test]
     fn errors_name_file_line_and_field() {
         let cases = [
             ("{not json", None, "malformed JSON"),
@@ -296,6 +403,18 @@ mod tests {
                 Some("thread"),
                 "empty",
             ),
+            (
+                r#"{"thread":"t","id":"1","role":"user","content":null,"ts":"2024-01-01T00:00:00Z"}"#,
+                Some("content"),
+                "expected a string, found null",
+            ),
+            (
+                r#"{"thread":"t","id":null,"role":"user","content":"x","ts":"2024-01-01T00:00:00Z"}"#,
+                Some("id"),
+                "found null",
+            ),
+            ("[1]", None, "expected a JSON object"),
+            (r#"{"thread":"t"} x"#, None, "malformed JSON"),
         ];
         for (line, field, problem) in cases {
             let e = parse_line("in.jsonl", 42, line).unwrap_err();

@@ -59,6 +59,8 @@ pub fn parse(
         line: None,
         path: None,
     };
+    // A byte order mark (written by some Windows tools) is not JSON.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let value: Value = serde_json::from_str(text)
         .map_err(|e| SourceError::Format(InputError::item(&top, format!("malformed JSON: {e}"))))?;
     let samples: Vec<(String, &Map<String, Value>)> = match &value {
@@ -144,16 +146,32 @@ fn read_conversation(
     let user = speaker("speaker_a")?;
     let assistant = speaker("speaker_b")?;
 
-    let mut sessions: Vec<(u32, &Vec<Value>)> = conversation
-        .iter()
-        .filter_map(|(k, v)| {
-            let n = k.strip_prefix("session_")?.parse::<u32>().ok()?;
-            match v {
-                Value::Array(messages) => Some((n, messages)),
-                _ => None,
-            }
-        })
-        .collect();
+    // `session_N` keys (N all digits) hold messages; `session_N_date_time`
+    // and other keys are not sessions. A session number that does not fit
+    // refuses the file, naming the key: its messages are never skipped.
+    let mut sessions: Vec<(u32, &Vec<Value>)> = Vec::new();
+    for (key, v) in conversation {
+        let Some(digits) = key
+            .strip_prefix("session_")
+            .filter(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+        else {
+            continue;
+        };
+        let Value::Array(messages) = v else {
+            continue;
+        };
+        let n = digits.parse::<u32>().map_err(|_| {
+            SourceError::Format(InputError::field(
+                &at,
+                key,
+                format!(
+                    "session number {digits} is too large (at most {})",
+                    u32::MAX
+                ),
+            ))
+        })?;
+        sessions.push((n, messages));
+    }
     sessions.sort_by_key(|(n, _)| *n);
 
     for (n, messages) in sessions {
