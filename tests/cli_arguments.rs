@@ -146,13 +146,23 @@ mod output_paths {
     fn gen_output_inside_the_data_directory_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         let data = dir.path().join("data");
+        ok(&data, &["init"]);
         let output = data.join("archive.jsonl");
         let out = run(
             &data,
             &["gen", "--messages", "3", "-o", output.to_str().unwrap()],
         );
         assert_usage(&out, &["-o", "archive.jsonl", "inside the data directory"]);
-        assert!(!data.exists());
+        assert!(!output.exists());
+        // `--data` naming a folder that holds no store does not matter to gen.
+        let plain = dir.path().join("plain");
+        std::fs::create_dir(&plain).unwrap();
+        let output = plain.join("archive.jsonl");
+        ok(
+            &plain,
+            &["gen", "--messages", "3", "-o", output.to_str().unwrap()],
+        );
+        assert!(output.exists());
     }
 
     #[test]

@@ -154,8 +154,12 @@ fn run(cli: Cli) -> Result<(), Failure> {
             seed,
             output,
         } => {
+            // `gen` uses no data directory: its output is kept out of one
+            // only when `--data` names an existing store.
             if let Some(path) = &output {
-                paths::check_output("-o", path, &[], &dir)?;
+                if strataflow::log::integrity::looks_like_store(&dir) {
+                    paths::check_output("-o", path, &[], &dir)?;
+                }
             }
             let options = strataflow::pipeline::synthetic::SyntheticOptions {
                 messages,

@@ -99,7 +99,7 @@ pub enum TableCheck {
 }
 
 /// Whether the directory holds anything of a store (fjall's files or ours).
-pub(crate) fn looks_like_store(dir: &Path) -> bool {
+pub fn looks_like_store(dir: &Path) -> bool {
     ["keyspaces", "version", manifest::FILE]
         .iter()
         .any(|f| dir.join(f).exists())
