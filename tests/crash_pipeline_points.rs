@@ -6,42 +6,26 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
-use std::process::Stdio;
-
 use common::{archive, bin, ok, ordered_record_ids, stats, view_digests, write_lines};
 
 /// Runs an ingest that pauses at `point` (`STAGE:N`); SIGKILLs it there.
 /// Returns whether it was killed (false: it finished before the point).
 fn kill_at(data: &std::path::Path, file: &std::path::Path, point: &str) -> bool {
-    let mut child = bin()
-        .arg("--data")
-        .arg(data)
-        .args([
-            "ingest",
-            file.to_str().unwrap(),
-            "--batch-records",
-            "400",
-            "--workers",
-            "2",
-            "--quiet",
-        ])
-        .env("STRATAFLOW_PAUSE_AT", point)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let mut killed = false;
-    for line in BufReader::new(stderr).lines() {
-        if line.unwrap().starts_with("paused at") {
-            child.kill().unwrap(); // SIGKILL
-            killed = true;
-            break;
-        }
-    }
-    child.wait().unwrap();
-    killed
+    common::kill_when_paused(
+        bin()
+            .arg("--data")
+            .arg(data)
+            .args([
+                "ingest",
+                file.to_str().unwrap(),
+                "--batch-records",
+                "400",
+                "--workers",
+                "2",
+                "--quiet",
+            ])
+            .env("STRATAFLOW_PAUSE_AT", point),
+    )
 }
 
 /// splitmix64: the test's points are pseudo-random but the same every run.

@@ -457,30 +457,16 @@ mod model_endpoint {
 mod import_parquet {
     use super::*;
     use common::{bin, data_file, ordered_record_ids, view_digests};
-    use std::io::{BufRead, BufReader};
-    use std::process::Stdio;
 
     /// Runs `import parquet` pausing at `point`; SIGKILLs it there.
     fn kill_at(target: &Path, export: &Path, point: &str) {
-        let mut child = bin()
-            .arg("--data")
-            .arg(target)
-            .args(["import", "parquet", export.to_str().unwrap()])
-            .env("STRATAFLOW_PAUSE_AT", point)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stderr = child.stderr.take().unwrap();
-        let mut killed = false;
-        for line in BufReader::new(stderr).lines() {
-            if line.unwrap().starts_with("paused at") {
-                child.kill().unwrap(); // SIGKILL
-                killed = true;
-                break;
-            }
-        }
-        child.wait().unwrap();
+        let killed = common::kill_when_paused(
+            bin()
+                .arg("--data")
+                .arg(target)
+                .args(["import", "parquet", export.to_str().unwrap()])
+                .env("STRATAFLOW_PAUSE_AT", point),
+        );
         assert!(killed, "the import never reached {point}");
     }
 

@@ -330,7 +330,6 @@ fn recover_with(
     report.found_last_seq = table_last.max(journal_last);
 
     let mut losses: Vec<(u64, LossReason, Option<RecordKind>)> = Vec::new();
-    let mut lost_ids: std::collections::HashSet<RecordId> = std::collections::HashSet::new();
     let mut pending: Vec<(u64, Record)> = Vec::with_capacity(BATCH);
     for seq in 1..=last {
         let bytes = match journals.records.get(&seq) {
@@ -363,29 +362,14 @@ fn recover_with(
         };
         if recorded.is_some_and(|r| r != id) {
             losses.push((seq, LossReason::Altered, Some(record.kind())));
-            if let Some(r) = recorded {
-                lost_ids.insert(r);
-            }
             continue;
         }
         pending.push((seq, record));
         if pending.len() >= BATCH {
-            append_all(
-                &target,
-                &mut pending,
-                &mut losses,
-                &mut lost_ids,
-                &mut report,
-            )?;
+            append_all(&target, &mut pending, &mut losses, &mut report)?;
         }
     }
-    append_all(
-        &target,
-        &mut pending,
-        &mut losses,
-        &mut lost_ids,
-        &mut report,
-    )?;
+    append_all(&target, &mut pending, &mut losses, &mut report)?;
     // One fsync for the whole copy, through a sync commit of its config.
     target.set_config("recovered_from", &from.display().to_string())?;
 
@@ -405,7 +389,6 @@ fn append_all(
     target: &Store,
     pending: &mut Vec<(u64, Record)>,
     losses: &mut Vec<(u64, LossReason, Option<RecordKind>)>,
-    lost_ids: &mut std::collections::HashSet<RecordId>,
     report: &mut RecoveryReport,
 ) -> Result<(), RecoverError> {
     if pending.is_empty() {
@@ -430,8 +413,7 @@ fn append_all(
                             .recovered += 1;
                         report.recovered += 1;
                     }
-                    Err(StoreError::MissingParent { id, .. }) => {
-                        lost_ids.insert(id);
+                    Err(StoreError::MissingParent { .. }) => {
                         losses.push((*seq, LossReason::ParentLost, Some(record.kind())));
                     }
                     Err(StoreError::ThreadOrder { .. }) => {

@@ -122,3 +122,27 @@ pub fn view_digests(data: &Path) -> Vec<(String, String, u64, String)> {
         })
         .collect()
 }
+
+/// Spawns `cmd` (which must set `STRATAFLOW_PAUSE_AT`) with stderr piped
+/// and SIGKILLs it once it reports `paused at …`; waits for it. Returns
+/// whether it paused (false: it finished without reaching the point).
+pub fn kill_when_paused(cmd: &mut Command) -> bool {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let mut child = cmd
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let mut killed = false;
+    for line in BufReader::new(stderr).lines() {
+        if line.unwrap().starts_with("paused at") {
+            child.kill().unwrap(); // SIGKILL
+            killed = true;
+            break;
+        }
+    }
+    child.wait().unwrap();
+    killed
+}
