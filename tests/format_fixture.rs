@@ -275,3 +275,95 @@ fn regenerate() {
         seen.views
     );
 }
+
+/// The fixture copy with the schema version of the record at `seq`
+/// changed to `version` (its id index entry is left as it was).
+fn with_record_version(seq: u64, version: u16) -> (tempfile::TempDir, PathBuf) {
+    let (guard, data) = fixture_copy();
+    let store = Store::open(&data).unwrap();
+    let mut bytes = store.raw_value(seq).unwrap().unwrap();
+    bytes[3..5].copy_from_slice(&version.to_be_bytes());
+    store.overwrite_value_for_test(seq, &bytes).unwrap();
+    drop(store);
+    (guard, data)
+}
+
+/// The one-line error of a failed command, after checking it failed with
+/// `status` and did not panic.
+fn failure(data: &Path, args: &[&str], status: i32) -> String {
+    let out = run(data, args);
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(status),
+        "strataflow {args:?}: {stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "one line: {stderr}");
+    stderr
+}
+
+#[test]
+fn an_unknown_manifest_layout_is_refused_naming_the_version() {
+    let (_guard, data) = fixture_copy();
+    let manifest = data.join("strataflow.manifest");
+    let mut json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&manifest).unwrap()).unwrap();
+    assert_eq!(json["format"], 1, "the fixture's manifest layout");
+    json["format"] = 99.into();
+    std::fs::write(&manifest, serde_json::to_vec_pretty(&json).unwrap()).unwrap();
+    let before = files(&data);
+    for args in [&["stats"][..], &["audit"], &["audit", "--deep"]] {
+        let err = failure(&data, args, 1);
+        assert!(
+            err.contains("written by a different strataflow version")
+                && err.contains("strataflow.manifest has layout version 99")
+                && err.contains("this build reads layout version 1"),
+            "{args:?}: {err}"
+        );
+        assert!(!err.contains("damaged"), "not damage: {err}");
+    }
+    assert_eq!(files(&data), before, "nothing in it was changed");
+}
+
+/// Every file of a directory tree with its bytes.
+fn files(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                out.insert(path.clone(), std::fs::read(&path).unwrap());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn an_unknown_record_schema_version_is_refused_naming_the_version() {
+    let (_guard, data) = with_record_version(1, 2);
+    let (kind, first_message) = PINNED[0];
+    assert_eq!(kind, "message");
+    for args in [
+        &["show", first_message][..],
+        &["blocks", "--thread", "trip-planning"],
+        &["views", "--verify"],
+    ] {
+        let err = failure(&data, args, 1);
+        assert!(
+            err.contains("record at sequence 1 cannot be read")
+                && err.contains("message record has schema version 2")
+                && err.contains("this build reads version 1"),
+            "{args:?}: {err}"
+        );
+    }
+    // The audit flags the record (its bytes no longer hash to its id).
+    let audit = run(&data, &["audit", "--json"]);
+    assert_eq!(audit.status.code(), Some(4));
+    let report = String::from_utf8(audit.stdout).unwrap();
+    assert!(report.contains(first_message), "{report}");
+}

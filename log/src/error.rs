@@ -30,6 +30,23 @@ pub enum StoreError {
         /// What is damaged.
         damage: Box<Damage>,
     },
+    /// The directory was written by another strataflow version: its
+    /// manifest has a layout this build cannot read. Nothing in it was
+    /// changed (refused before the storage engine opens it).
+    #[error(
+        "data directory {} was written by a different strataflow version: {file} has layout version {found}, this build reads layout version {supported}; nothing in it was changed",
+        path.display()
+    )]
+    UnsupportedLayout {
+        /// The directory.
+        path: PathBuf,
+        /// The file whose layout is unknown (`strataflow.manifest`).
+        file: &'static str,
+        /// The layout version found.
+        found: u32,
+        /// The layout version this build reads.
+        supported: u32,
+    },
     /// The directory holds no strataflow store (or does not exist).
     #[error(
         "{} (create one with `strataflow init` or by ingesting)",

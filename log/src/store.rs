@@ -187,6 +187,7 @@ impl Store {
         };
         if existed {
             let _lock = lock_for_check(&path)?;
+            refuse_unknown_layout(&path)?;
             integrity::check_files(&path, tables).map_err(damaged)?;
         }
         let store = Self::open_engine(path, existed)?;
@@ -223,6 +224,7 @@ impl Store {
         };
         let table_damage = {
             let _lock = lock_for_check(&path)?;
+            refuse_unknown_layout(&path)?;
             integrity::check_journals(&path).map_err(damaged)?;
             integrity::check_tables(&path, TableCheck::All).err()
         };
@@ -1303,6 +1305,20 @@ impl Store {
         let mut batch = self.db.batch().durability(Some(PersistMode::SyncAll));
         batch.insert(&self.records, keys::seq_key(seq), value);
         batch.commit().map_err(|e| self.storage(e))
+    }
+}
+
+/// [`StoreError::UnsupportedLayout`] when the manifest's layout is one
+/// this build cannot read.
+fn refuse_unknown_layout(dir: &Path) -> Result<(), StoreError> {
+    match Manifest::unsupported_layout(dir) {
+        Some(found) => Err(StoreError::UnsupportedLayout {
+            path: dir.to_path_buf(),
+            file: crate::integrity::manifest::FILE,
+            found,
+            supported: crate::integrity::manifest::FORMAT,
+        }),
+        None => Ok(()),
     }
 }
 

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 /// File name of the manifest.
 pub(crate) const FILE: &str = "strataflow.manifest";
 /// Layout version of the manifest.
-const FORMAT: u32 = 1;
+pub(crate) const FORMAT: u32 = 1;
 
 /// What the log held after a commit.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -61,6 +61,21 @@ impl Manifest {
             ));
         }
         Ok(Some(manifest))
+    }
+
+    /// The manifest's layout version when it is one this build cannot
+    /// read (a directory written by another strataflow version). Checked
+    /// before the storage engine opens the directory, so such a directory
+    /// is refused unchanged; a missing or unparsable manifest is left to
+    /// [`Manifest::load`].
+    pub fn unsupported_layout(dir: &Path) -> Option<u32> {
+        #[derive(Deserialize)]
+        struct Layout {
+            format: u32,
+        }
+        let bytes = std::fs::read(dir.join(FILE)).ok()?;
+        let layout: Layout = serde_json::from_slice(&bytes).ok()?;
+        (layout.format != FORMAT).then_some(layout.format)
     }
 
     /// Writes it (atomically: a reader sees the old one or the new one).
