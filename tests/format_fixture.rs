@@ -367,3 +367,136 @@ fn an_unknown_record_schema_version_is_refused_naming_the_version() {
     let report = String::from_utf8(audit.stdout).unwrap();
     assert!(report.contains(first_message), "{report}");
 }
+
+/// What a store built from `args` holds: the blake3 of its record ids in
+/// sequence order, its record count and every view digest (view, tenant,
+/// digest), for pinning outputs across refactors.
+fn built(args: &[&[&str]]) -> (String, usize, Vec<(String, String, String)>) {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    for a in args {
+        let mut a: Vec<String> = a.iter().map(|s| (*s).to_owned()).collect();
+        for s in &mut a {
+            if let Some(rel) = s.strip_prefix("@") {
+                *s = common::repo_file(rel).to_string_lossy().into_owned();
+            } else if let Some(name) = s.strip_prefix("%") {
+                *s = dir.path().join(name).to_string_lossy().into_owned();
+            }
+        }
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        ok(&data, &a);
+    }
+    let ids = common::ordered_record_ids(&data);
+    let mut hasher = blake3::Hasher::new();
+    for id in &ids {
+        hasher.update(id.as_bytes());
+        hasher.update(b"\n");
+    }
+    let digests = common::view_digests(&data)
+        .into_iter()
+        .map(|(view, tenant, _, digest)| (view, tenant, digest))
+        .collect();
+    (hasher.finalize().to_hex().to_string(), ids.len(), digests)
+}
+
+/// Record ids, counts and view digests of the two LoCoMo conversations and
+/// of a generated archive, pinned: a change of crates, modules or text
+/// analysis must leave every one of them as it is.
+#[test]
+fn outputs_on_locomo_and_a_generated_archive_are_pinned() {
+    let locomo = built(&[
+        &[
+            "import",
+            "locomo",
+            "@tests/data/locomo/conv-26.json",
+            "--quiet",
+        ],
+        &[
+            "import",
+            "locomo",
+            "@tests/data/locomo/conv-30.json",
+            "--quiet",
+        ],
+    ]);
+    let generated = built(&[
+        &[
+            "gen",
+            "--messages",
+            "20000",
+            "--seed",
+            "7",
+            "-o",
+            "%gen.jsonl",
+        ],
+        &["ingest", "%gen.jsonl", "--quiet"],
+    ]);
+    println!("locomo: {locomo:?}\ngenerated: {generated:?}");
+    // Per-kind counts are covered by the id hash (it changes with any record).
+    assert_eq!(locomo.0, PINNED_LOCOMO.0);
+    assert_eq!(locomo.1, PINNED_LOCOMO.1);
+    assert_eq!(generated.0, PINNED_GENERATED.0);
+    assert_eq!(generated.1, PINNED_GENERATED.1);
+    let pins = |p: &[(&str, &str)]| -> Vec<(String, String)> {
+        p.iter()
+            .map(|(v, d)| ((*v).to_owned(), (*d).to_owned()))
+            .collect()
+    };
+    let got = |d: &[(String, String, String)]| -> Vec<(String, String)> {
+        d.iter().map(|(v, _, g)| (v.clone(), g.clone())).collect()
+    };
+    assert_eq!(got(&locomo.2), pins(PINNED_LOCOMO.2));
+    assert_eq!(got(&generated.2), pins(PINNED_GENERATED.2));
+}
+
+const PINNED_LOCOMO: (&str, usize, &[(&str, &str)]) = (
+    "1b225cbd5ca81541bfd21f212269cc34107f36215948764687ff1c0aa4ddc61d",
+    1405,
+    &[
+        (
+            "graph_membership",
+            "f1029404e03c7f9a28d0d0088fe921c96c59a110006da1012f3c85946f1246c3",
+        ),
+        (
+            "block_levels",
+            "090c000e3fd6300ab725b8ca457eb504d16b6fba66ba07f94305227c43db717a",
+        ),
+        (
+            "event_status",
+            "9afbb4f90d1ee42b750ffdb3a37836cfafb0c50e7d5966d94ad7b46da315b535",
+        ),
+        (
+            "weights",
+            "369dac9f17a11ac4ff43ee2e4ada7a1ce1231114dcf8d826ebe8dc034a1339c5",
+        ),
+        (
+            "search",
+            "e5513509688afe6ce85266866137a88d220cd8533b0f3c27815c35dc6e827f83",
+        ),
+    ],
+);
+const PINNED_GENERATED: (&str, usize, &[(&str, &str)]) = (
+    "6587229b58d4f024ea372edc42c9624a0e3a3f06df78fd0e86d7021968b677ab",
+    36554,
+    &[
+        (
+            "graph_membership",
+            "5b6e6f09c070503de39889ecc972de3ae3e6c6ce9929444253fa8afe6a467c6f",
+        ),
+        (
+            "block_levels",
+            "7b9b437ec19ebfcfc392715663f0a7baac397469e00ebbde184cc16299296308",
+        ),
+        (
+            "event_status",
+            "4cd0d588ea4328c9e80d826681444d99ec4146342449c01af631fc9a43bcad55",
+        ),
+        (
+            "weights",
+            "eb4aee87f46ef8b8599174c005c717df29e66d09cfaa9746a43b9beef021d7a5",
+        ),
+        (
+            "search",
+            "96f6ef90948671029181a1ef028f92053fc95e037d5431d44aff97d1effd3c2d",
+        ),
+    ],
+);
