@@ -209,9 +209,9 @@ pub struct Searcher {
 /// views too ([`Memory::search_pass`], [`Memory::finish_search_pass`]).
 pub(crate) struct SearchPass {
     searcher: Searcher,
-    /// The snapshot's identity and whether the searcher was resumed from
-    /// it (`None`: never saved).
-    identity: Option<(SearchIdentity, bool)>,
+    /// The snapshot's identity and the sequence of the snapshot the
+    /// searcher was resumed from, if any (`None`: never saved).
+    identity: Option<(SearchIdentity, Option<u64>)>,
     /// Some record of the tenant was taken.
     applied: bool,
     new_events: Vec<RecordId>,
@@ -305,7 +305,7 @@ impl Memory {
             }
             Err(e) => return Err(e.into()),
         };
-        let resumed = loaded.is_some();
+        let resumed = loaded.as_ref().map(|s| s.last_seq);
         let searcher = match loaded {
             Some(s) => s,
             None => Searcher::empty(profile, tenant, &identity),
@@ -335,8 +335,9 @@ impl Memory {
     }
 
     /// Ends a [`SearchPass`]: brings statuses, weights and the graph up to
-    /// date and saves the snapshot when something was applied (or it was
-    /// not resumed from one).
+    /// date and saves the snapshot when something was applied, when it
+    /// was not resumed from one, or when it only went past other tenants'
+    /// records (so that the next catch-up does not read them again).
     pub(crate) fn finish_search_pass(&self, pass: SearchPass) -> Result<Searcher, MemoryError> {
         let SearchPass {
             mut searcher,
@@ -346,7 +347,7 @@ impl Memory {
         } = pass;
         let applied = self.finish_applied(&mut searcher, new_events)? || applied;
         if let Some((identity, resumed)) = identity {
-            if applied || !resumed {
+            if applied || resumed.is_none_or(|seq| searcher.last_seq > seq) {
                 let bytes = searcher.encode(&identity)?;
                 self.store.save_view_chunks(
                     &identity.key,
