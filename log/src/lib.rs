@@ -21,6 +21,7 @@ pub mod error;
 mod head;
 pub mod id;
 pub mod integrity;
+pub mod json;
 mod keys;
 mod recent;
 pub mod record;

@@ -13,6 +13,7 @@
 //! ([`ModelRequest::key`]) is the hash of operator id, model and those
 //! bytes. Secrets (API keys, base URLs) are never part of a request.
 
+use strataflow_log::json::write_canonical_json;
 use strataflow_log::{Digest, RecordId};
 
 use crate::operator::{OperatorError, OperatorId};
@@ -58,10 +59,38 @@ pub struct ModelRequest {
 
 impl ModelRequest {
     /// The request's canonical JSON: fields in declaration order, the
-    /// schema's object keys sorted (serde_json keeps maps sorted), no
-    /// whitespace. Stored in the `ModelCall` record.
+    /// schema's object keys sorted by their UTF-8 bytes (through
+    /// [`canonical_json`](strataflow_log::json::canonical_json), so the bytes
+    /// do not depend on serde_json's `preserve_order` feature), no whitespace. Stored in the `ModelCall`
+    /// record; [`ModelRequest::key`] hashes it.
     pub fn canonical(&self) -> String {
-        serde_json::to_string(self).unwrap_or_default()
+        let mut out = String::from("{\"model\":");
+        push_json_str(&mut out, &self.model);
+        out.push_str(",\"messages\":[");
+        for (i, m) in self.messages.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            out.push_str("{\"role\":");
+            push_json_str(&mut out, &m.role);
+            out.push_str(",\"content\":");
+            push_json_str(&mut out, &m.content);
+            out.push('}');
+        }
+        out.push_str("],\"tool\":{\"name\":");
+        push_json_str(&mut out, &self.tool.name);
+        out.push_str(",\"description\":");
+        push_json_str(&mut out, &self.tool.description);
+        out.push_str(",\"parameters\":");
+        write_canonical_json(&self.tool.parameters, &mut out);
+        out.push_str("},\"temperature\":");
+        // serde_json prints an `f32` with the shortest digits of the `f32`
+        // (0.2, not 0.20000000298023224) and a non-finite one as `null`.
+        out.push_str(&serde_json::to_string(&self.temperature).unwrap_or_default());
+        out.push_str(",\"max_tokens\":");
+        out.push_str(&self.max_tokens.to_string());
+        out.push('}');
+        out
     }
 
     /// The lookup key: blake3 (key-derivation mode, context
@@ -77,6 +106,11 @@ impl ModelRequest {
         h.update(&[0]);
         RecordId(*h.finalize().as_bytes())
     }
+}
+
+/// Appends `s` as a JSON string (serde_json's escaping).
+fn push_json_str(out: &mut String, s: &str) {
+    out.push_str(&serde_json::to_string(s).unwrap_or_default());
 }
 
 /// What the model answered.
@@ -165,6 +199,7 @@ pub trait ModelGateway: Send + Sync {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
@@ -183,6 +218,114 @@ mod tests {
             },
             temperature: 0.0,
             max_tokens: 100,
+        }
+    }
+
+    /// A schema whose objects were built in the given key order (a
+    /// `serde_json::Map` keeps insertion order when serde_json's
+    /// `preserve_order` feature is on).
+    fn schema(reversed: bool) -> serde_json::Value {
+        let mut props = vec![
+            (
+                "a",
+                serde_json::json!({"description": "first", "type": "string"}),
+            ),
+            ("b", serde_json::json!({"minimum": 0, "type": "integer"})),
+            ("é", serde_json::json!({})),
+        ];
+        let mut top = vec![
+            ("properties", serde_json::Value::Null),
+            ("required", serde_json::json!(["b", "a"])),
+            ("type", serde_json::json!("object")),
+        ];
+        if reversed {
+            props.reverse();
+            top.reverse();
+        }
+        let props: serde_json::Map<String, serde_json::Value> =
+            props.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
+        let mut map = serde_json::Map::new();
+        for (k, v) in top {
+            let v = if k == "properties" {
+                serde_json::Value::Object(props.clone())
+            } else {
+                v
+            };
+            map.insert(k.to_owned(), v);
+        }
+        serde_json::Value::Object(map)
+    }
+
+    fn request_with(parameters: serde_json::Value) -> ModelRequest {
+        let mut r = request("gpt-test", "Ana said \"hi\"\n");
+        r.tool.parameters = parameters;
+        r.temperature = 0.2;
+        r
+    }
+
+    /// Without serde_json's `preserve_order` every `Map` is sorted anyway;
+    /// `cargo test -p strataflow-operators --features
+    /// serde_json/preserve_order model::` runs this where insertion order
+    /// shows (it fails there with a plain `serde_json::to_string`).
+    #[test]
+    fn key_does_not_depend_on_map_insertion_order() {
+        let forward = request_with(schema(false));
+        let reversed = request_with(schema(true));
+        let parsed = request_with(
+            serde_json::from_str(
+                r#"{"type":"object","required":["b","a"],"properties":{"é":{},"b":{"minimum":0,"type":"integer"},"a":{"description":"first","type":"string"}}}"#,
+            )
+            .unwrap(),
+        );
+        assert_eq!(forward.canonical(), reversed.canonical());
+        assert_eq!(forward.canonical(), parsed.canonical());
+        assert_eq!(forward.key(), reversed.key());
+        assert_eq!(forward.key(), parsed.key());
+        // Keys sorted by their bytes at every depth; array order kept.
+        assert!(
+            forward.canonical().contains(
+                r#""parameters":{"properties":{"a":{"description":"first","type":"string"},"b":{"minimum":0,"type":"integer"},"é":{}},"required":["b","a"],"type":"object"}"#
+            ),
+            "{}",
+            forward.canonical()
+        );
+    }
+
+    /// The bytes and key of one fixed request. A change here means every
+    /// recorded model call is missed (the calls would be made again).
+    #[test]
+    fn golden_canonical_request_and_key() {
+        let r = request_with(schema(true));
+        assert_eq!(
+            r.canonical(),
+            concat!(
+                r#"{"model":"gpt-test","messages":[{"role":"user","content":"Ana said \"hi\"\n"}],"#,
+                r#""tool":{"name":"f","description":"d","parameters":{"properties":{"a":{"description":"first","type":"string"},"b":{"minimum":0,"type":"integer"},"é":{}},"required":["b","a"],"type":"object"}},"#,
+                r#""temperature":0.2,"max_tokens":100}"#
+            )
+        );
+        assert_eq!(
+            r.key().to_hex(),
+            "a76ed650d2665a8ef5c695cb49468704a5f06956356d73b924f86441c0ad0074"
+        );
+    }
+
+    /// The canonical form is the one serde_json gave before it went through
+    /// the canonical encoder (fields in declaration order, sorted maps), so
+    /// the keys of recorded calls did not change.
+    #[test]
+    fn canonical_form_equals_the_serde_encoding_of_sorted_maps() {
+        let mut r = request_with(schema(false));
+        r.messages.insert(
+            0,
+            ChatMessage {
+                role: "system".into(),
+                content: "tabs\t, unicode ✓ and \u{1} control".into(),
+            },
+        );
+        for t in [0.0, 0.2, 1.0, 0.7, f32::NAN] {
+            r.temperature = t;
+            assert_eq!(r.canonical(), serde_json::to_string(&r).unwrap());
         }
     }
 

@@ -235,9 +235,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             let report = {
                 let memory = open(staged.staging())?;
                 let report = import_parquet(memory.store(), &from).map_err(failed)?;
-                for tenant in memory.tenants()? {
-                    memory.refresh_views(&tenant)?;
-                }
+                memory.refresh_tenants_views(None, &memory.tenants()?)?;
                 report
             };
             staged.finish().map_err(failed)?;
@@ -371,10 +369,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 Some(t) => vec![t],
                 None => memory.tenants()?,
             };
-            let mut reports = Vec::new();
-            for t in tenants {
-                reports.extend(memory.views(&t, verify)?);
-            }
+            let reports = memory.tenants_views(None, &tenants, verify)?;
             render::views(&mut out, &reports, json)?;
             let differ = reports
                 .iter()
@@ -547,12 +542,10 @@ fn run(cli: Cli) -> Result<(), Failure> {
             // The records are intact: every persisted view must equal a rebuild.
             let mut differ = Vec::new();
             let mut checked = 0;
-            for tenant in memory.tenants()? {
-                for r in memory.views(&tenant, true)? {
-                    checked += 1;
-                    if r.rebuilt.as_ref() != Some(&r.digest) {
-                        differ.push(format!("view {} of tenant `{}`", r.view, r.tenant));
-                    }
+            for r in memory.tenants_views(None, &memory.tenants()?, true)? {
+                checked += 1;
+                if r.rebuilt.as_ref() != Some(&r.digest) {
+                    differ.push(format!("view {} of tenant `{}`", r.view, r.tenant));
                 }
             }
             if !json {
@@ -743,16 +736,10 @@ fn replay(
 ) -> Result<(), Failure> {
     let memory = open_existing(dir)?;
     let tenants = memory.tenants()?;
-    let mut before = Vec::new();
-    for t in &tenants {
-        before.extend(memory.profile_views(profile, t, false)?);
-    }
+    let before = memory.tenants_views(profile, &tenants, false)?;
     let records_before = memory.stats()?.total_records;
     let stats = memory.derive(profile, &memory.derive_options(), &mut |_| {})?;
-    let mut after = Vec::new();
-    for t in &tenants {
-        after.extend(memory.profile_views(profile, t, verify)?);
-    }
+    let after = memory.tenants_views(profile, &tenants, verify)?;
     let written = memory.stats()?.total_records - records_before;
     writeln!(
         out,

@@ -24,13 +24,18 @@ impl Memory {
             Some(t) => vec![t.clone()],
             None => self.tenants()?,
         };
+        // One scan brings every tenant's views up to date; the reads
+        // below then have nothing left to scan.
+        let mut digests_of: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+        for r in self.tenants_views(name, &tenants, false)? {
+            digests_of
+                .entry(r.tenant)
+                .or_default()
+                .insert(r.view.to_owned(), r.digest);
+        }
         let mut views = Vec::new();
         for tenant in tenants {
-            let digests: BTreeMap<String, String> = self
-                .profile_views(name, &tenant, false)?
-                .into_iter()
-                .map(|r| (r.view.to_owned(), r.digest))
-                .collect();
+            let digests = digests_of.remove(&tenant).unwrap_or_default();
             let status = self.event_status(&tenant)?;
             let (weights, _) = self.refresh::<WeightsState>(&tenant)?;
             let (key, fresh) = self.block_levels_key(name)?;

@@ -247,9 +247,7 @@ impl Memory {
     pub fn recover(from: &Path, to: &Path) -> Result<RecoveryReport, MemoryError> {
         let report = strataflow_log::recover::recover(from, to)?;
         let memory = Self::open_existing(to)?;
-        for tenant in memory.tenants()? {
-            memory.views(&tenant, false)?;
-        }
+        memory.tenants_views(None, &memory.tenants()?, false)?;
         Ok(report)
     }
 
@@ -421,9 +419,7 @@ impl Memory {
             return Ok(());
         }
         let started = std::time::Instant::now();
-        for tenant in self.tenants()? {
-            self.refresh_views(&tenant)?;
-        }
+        self.refresh_tenants_views(None, &self.tenants()?)?;
         tracing::info!(
             elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
             "views materialized"

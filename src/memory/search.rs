@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 use strataflow_log::record::{EvidenceRef, Precision, Record, RecordKind, RefKind, Retrieval};
-use strataflow_log::{Durability, RecordId, Timestamp};
+use strataflow_log::{Durability, RecordId, StoredRecord, Timestamp};
 use strataflow_materializers::event_status::{EventStatus, EventStatusView};
 use strataflow_materializers::graph_state::GraphState;
 use strataflow_materializers::search::bm25::Bm25Index;
@@ -205,6 +205,39 @@ pub struct Searcher {
     last_in_thread: BTreeMap<String, usize>,
 }
 
+/// A searcher being caught up with the log by a scan that may feed other
+/// views too ([`Memory::search_pass`], [`Memory::finish_search_pass`]).
+pub(crate) struct SearchPass {
+    searcher: Searcher,
+    /// The snapshot's identity and the sequence of the snapshot the
+    /// searcher was resumed from, if any (`None`: never saved).
+    identity: Option<(SearchIdentity, Option<u64>)>,
+    /// Some record of the tenant was taken.
+    applied: bool,
+    new_events: Vec<RecordId>,
+}
+
+impl SearchPass {
+    /// The first sequence the searcher needs.
+    pub(crate) fn from(&self) -> u64 {
+        self.searcher.last_seq + 1
+    }
+
+    /// Takes the next record of the log (see [`Searcher::take`]); a record
+    /// the searcher already applied is ignored.
+    pub(crate) fn take(&mut self, stored: StoredRecord) {
+        if stored.seq >= self.from() {
+            self.applied |= self.searcher.take(stored, &mut self.new_events);
+        }
+    }
+
+    /// Marks every record up to `seq` as seen (another tenant's records
+    /// the searcher was not given).
+    pub(crate) fn skip_to(&mut self, seq: u64) {
+        self.searcher.last_seq = self.searcher.last_seq.max(seq);
+    }
+}
+
 /// Name of the persisted search view (the first part of its key).
 pub const SEARCH_VIEW: &str = "search";
 
@@ -231,6 +264,22 @@ impl Memory {
     /// from the first record, never trusted), refreshed, and saved back when
     /// the refresh applied something.
     pub fn searcher(&self, profile: Option<&str>, tenant: &str) -> Result<Searcher, MemoryError> {
+        let mut pass = self.search_pass(profile, tenant)?;
+        for item in self.store.scan(pass.from()) {
+            pass.take(item?);
+        }
+        self.finish_search_pass(pass)
+    }
+
+    /// A tenant's searcher resumed from its persisted snapshot (or empty),
+    /// ready to be fed the records after its last sequence
+    /// ([`SearchPass::take`]) and finished by
+    /// [`Memory::finish_search_pass`], which saves it.
+    pub(crate) fn search_pass(
+        &self,
+        profile: Option<&str>,
+        tenant: &str,
+    ) -> Result<SearchPass, MemoryError> {
         let identity = self.search_identity(profile)?;
         let loaded = match self.store.view_chunks(&identity.key, tenant) {
             Ok(None) => None,
@@ -256,18 +305,59 @@ impl Memory {
             }
             Err(e) => return Err(e.into()),
         };
-        let resumed = loaded.is_some();
-        let mut s = match loaded {
+        let resumed = loaded.as_ref().map(|s| s.last_seq);
+        let searcher = match loaded {
             Some(s) => s,
             None => Searcher::empty(profile, tenant, &identity),
         };
-        let applied = self.refresh_applied(&mut s)?;
-        if applied || !resumed {
-            let bytes = s.encode(&identity)?;
-            self.store
-                .save_view_chunks(&identity.key, tenant, s.last_seq, &bytes)?;
+        Ok(SearchPass {
+            searcher,
+            identity: Some((identity, resumed)),
+            applied: false,
+            new_events: Vec::new(),
+        })
+    }
+
+    /// A tenant's searcher from the first record, never saved: what
+    /// [`Memory::searcher_rebuilt`] builds, to be fed by a scan.
+    pub(crate) fn rebuild_search_pass(
+        &self,
+        profile: Option<&str>,
+        tenant: &str,
+    ) -> Result<SearchPass, MemoryError> {
+        let identity = self.search_identity(profile)?;
+        Ok(SearchPass {
+            searcher: Searcher::empty(profile, tenant, &identity),
+            identity: None,
+            applied: false,
+            new_events: Vec::new(),
+        })
+    }
+
+    /// Ends a [`SearchPass`]: brings statuses, weights and the graph up to
+    /// date and saves the snapshot when something was applied, when it
+    /// was not resumed from one, or when it only went past other tenants'
+    /// records (so that the next catch-up does not read them again).
+    pub(crate) fn finish_search_pass(&self, pass: SearchPass) -> Result<Searcher, MemoryError> {
+        let SearchPass {
+            mut searcher,
+            identity,
+            applied,
+            new_events,
+        } = pass;
+        let applied = self.finish_applied(&mut searcher, new_events)? || applied;
+        if let Some((identity, resumed)) = identity {
+            if applied || resumed.is_none_or(|seq| searcher.last_seq > seq) {
+                let bytes = searcher.encode(&identity)?;
+                self.store.save_view_chunks(
+                    &identity.key,
+                    &searcher.tenant,
+                    searcher.last_seq,
+                    &bytes,
+                )?;
+            }
         }
-        Ok(s)
+        Ok(searcher)
     }
 
     /// The search indexes of a tenant built from the first record, without
@@ -321,31 +411,20 @@ impl Memory {
         let mut applied = false;
         let mut new_events: Vec<RecordId> = Vec::new();
         for item in self.store.scan(s.last_seq + 1) {
-            let stored = item?;
-            s.last_seq = stored.seq;
-            if stored.record.tenant() != s.tenant {
-                continue;
-            }
-            applied = true;
-            match stored.record {
-                Record::Message(m) => s.add_message(stored.id, m),
-                Record::Block(b) => {
-                    s.block_threads.insert(stored.id, b.thread);
-                }
-                Record::Derivation(d)
-                    if d.operator == s.extractor.0
-                        && d.config_hash == s.extractor.1
-                        && d.outcome == strataflow_log::record::Outcome::Ok =>
-                {
-                    new_events.extend(d.outputs);
-                }
-                // Imported events belong to every profile.
-                Record::ImportSource(source) => {
-                    new_events.extend(source.decisions.iter().filter_map(|d| d.created_event));
-                }
-                _ => {}
-            }
+            applied |= s.take(item?, &mut new_events);
         }
+        Ok(self.finish_applied(s, new_events)? || applied)
+    }
+
+    /// The end of a catch-up: the new events enter the index; statuses,
+    /// weights and the graph are brought up to date. True when the graph
+    /// changed.
+    fn finish_applied(
+        &self,
+        s: &mut Searcher,
+        new_events: Vec<RecordId>,
+    ) -> Result<bool, MemoryError> {
+        let mut applied = false;
         let status: EventStatusView = self.event_status(&s.tenant)?;
         let weights = self.weights(&s.tenant)?;
         for id in new_events {
@@ -593,6 +672,36 @@ impl Searcher {
             next_in_thread: Vec::new(),
             last_in_thread: BTreeMap::new(),
         }
+    }
+
+    /// Takes one record of the catch-up (the next after `last_seq`): a
+    /// message or block of the tenant enters the indexes, the events of
+    /// its derivations (of the searcher's extractor) and imports are
+    /// collected into `new_events`. True when the record is the tenant's.
+    fn take(&mut self, stored: StoredRecord, new_events: &mut Vec<RecordId>) -> bool {
+        self.last_seq = stored.seq;
+        if stored.record.tenant() != self.tenant {
+            return false;
+        }
+        match stored.record {
+            Record::Message(m) => self.add_message(stored.id, m),
+            Record::Block(b) => {
+                self.block_threads.insert(stored.id, b.thread);
+            }
+            Record::Derivation(d)
+                if d.operator == self.extractor.0
+                    && d.config_hash == self.extractor.1
+                    && d.outcome == strataflow_log::record::Outcome::Ok =>
+            {
+                new_events.extend(d.outputs);
+            }
+            // Imported events belong to every profile.
+            Record::ImportSource(source) => {
+                new_events.extend(source.decisions.iter().filter_map(|d| d.created_event));
+            }
+            _ => {}
+        }
+        true
     }
 
     fn add_message(&mut self, id: RecordId, m: strataflow_log::record::Message) {

@@ -5,6 +5,7 @@ use strataflow_materializers::view::{
     BlockLevelsState, EventStatusState, GraphMembership, Materialized, WeightsState,
 };
 
+use super::search::SearchPass;
 use super::{Memory, MemoryError};
 
 /// The state of one view of one tenant.
@@ -71,42 +72,21 @@ impl Memory {
     /// Brings every persisted view of a tenant up to the end of the log
     /// (the last stage of an ingest), reading the log once for all of them.
     pub fn refresh_views(&self, tenant: &str) -> Result<(), MemoryError> {
-        let (graph_key, graph_fresh) = self.graph_membership_key(None)?;
-        let (levels_key, levels_fresh) = self.block_levels_key(None)?;
-        let mut slots: Vec<Box<dyn AnySlot>> = vec![
-            Box::new(Slot::load(
-                self,
-                EventStatusState::NAME,
-                tenant,
-                EventStatusState::default,
-            )?),
-            Box::new(Slot::load(
-                self,
-                WeightsState::NAME,
-                tenant,
-                WeightsState::default,
-            )?),
-            Box::new(Slot::load(self, &graph_key, tenant, graph_fresh)?),
-            Box::new(Slot::load(self, &levels_key, tenant, levels_fresh)?),
-        ];
-        let from = slots.iter().map(|s| s.from()).min().unwrap_or(1);
-        for item in self.store.scan(from) {
-            let stored = item?;
-            let mine = stored.record.tenant() == tenant;
-            for slot in &mut slots {
-                if stored.seq >= slot.from() {
-                    if mine {
-                        slot.apply(&stored);
-                    } else {
-                        slot.skip(stored.seq);
-                    }
-                }
-            }
-        }
-        for slot in &slots {
-            slot.save(self, tenant)?;
-        }
-        Ok(())
+        self.refresh_tenants_views(None, &[tenant.to_owned()])
+    }
+
+    /// Brings the persisted views (event status, weights, and the
+    /// profile's graph membership and block levels) of every tenant of
+    /// `tenants` up to the end of the log in one scan: from the lowest
+    /// sequence any of them needs, each record goes to the views of its
+    /// tenant only.
+    pub fn refresh_tenants_views(
+        &self,
+        profile: Option<&str>,
+        tenants: &[String],
+    ) -> Result<(), MemoryError> {
+        self.one_pass(profile, tenants, Pass::Refresh { search: false })
+            .map(|_| ())
     }
 
     /// Refreshes every persisted view of a tenant and reports their digests;
@@ -123,72 +103,186 @@ impl Memory {
         tenant: &str,
         verify: bool,
     ) -> Result<Vec<ViewReport>, MemoryError> {
-        let (status, seq) = self.refresh::<EventStatusState>(tenant)?;
-        let (weights, wseq) = self.refresh::<WeightsState>(tenant)?;
+        self.tenants_views(profile, &[tenant.to_owned()], verify)
+    }
+
+    /// [`Memory::profile_views`] of several tenants, tenant after tenant
+    /// in the order given, with one scan of the log for all of them (and,
+    /// with `verify`, one more for all the rebuilds).
+    pub fn tenants_views(
+        &self,
+        profile: Option<&str>,
+        tenants: &[String],
+        verify: bool,
+    ) -> Result<Vec<ViewReport>, MemoryError> {
+        let refreshed = self.one_pass(profile, tenants, Pass::Refresh { search: true })?;
+        let rebuilt = if verify {
+            Some(self.one_pass(profile, tenants, Pass::Rebuild)?)
+        } else {
+            None
+        };
+        let mut reports = Vec::with_capacity(tenants.len() * 5);
+        for (i, (tenant, views)) in tenants.iter().zip(refreshed).enumerate() {
+            let rebuilt = rebuilt.as_ref().and_then(|r| r.get(i));
+            // The order of the report: graph membership, block levels,
+            // event status, weights, search.
+            for (view, slot) in [
+                (GraphMembership::NAME, GRAPH),
+                (BlockLevelsState::NAME, LEVELS),
+                (EventStatusState::NAME, STATUS),
+                (WeightsState::NAME, WEIGHTS),
+                (super::search::SEARCH_VIEW, SEARCH),
+            ] {
+                let (last_seq, digest) = views.get(slot).cloned().unwrap_or_default();
+                reports.push(ViewReport {
+                    view,
+                    tenant: tenant.clone(),
+                    last_seq,
+                    digest,
+                    rebuilt: rebuilt.and_then(|r| r.get(slot)).map(|(_, d)| d.clone()),
+                });
+            }
+        }
+        Ok(reports)
+    }
+
+    /// One scan of the log feeding the views of every tenant of `tenants`
+    /// (see [`Pass`]); per tenant, the last sequence and digest of each
+    /// view, in the order [`STATUS`], [`WEIGHTS`], [`GRAPH`], [`LEVELS`]
+    /// then, when the pass includes it, [`SEARCH`].
+    fn one_pass(
+        &self,
+        profile: Option<&str>,
+        tenants: &[String],
+        pass: Pass,
+    ) -> Result<Vec<Vec<(u64, String)>>, MemoryError> {
         let (graph_key, graph_fresh) = self.graph_membership_key(profile)?;
-        let (graph, gseq) = self.refresh_keyed(&graph_key, tenant, &graph_fresh)?;
         let (levels_key, levels_fresh) = self.block_levels_key(profile)?;
-        let (levels, lseq) = self.refresh_keyed(&levels_key, tenant, &levels_fresh)?;
-        // The search indexes last: refreshing them refreshes the views they
-        // read (status, weights, graph membership) once more, a no-op here.
-        let searcher = self.searcher(profile, tenant)?;
-        Ok(vec![
-            ViewReport {
-                view: GraphMembership::NAME,
-                tenant: tenant.to_owned(),
-                last_seq: gseq,
-                digest: graph.digest(),
-                rebuilt: if verify {
-                    Some(self.rebuild_from(tenant, graph_fresh())?.digest())
-                } else {
-                    None
-                },
-            },
-            ViewReport {
-                view: BlockLevelsState::NAME,
-                tenant: tenant.to_owned(),
-                last_seq: lseq,
-                digest: levels.digest(),
-                rebuilt: if verify {
-                    Some(self.rebuild_from(tenant, levels_fresh())?.digest())
-                } else {
-                    None
-                },
-            },
-            ViewReport {
-                view: EventStatusState::NAME,
-                tenant: tenant.to_owned(),
-                last_seq: seq,
-                digest: status.digest(),
-                rebuilt: if verify {
-                    Some(self.rebuild::<EventStatusState>(tenant)?.digest())
-                } else {
-                    None
-                },
-            },
-            ViewReport {
-                view: WeightsState::NAME,
-                tenant: tenant.to_owned(),
-                last_seq: wseq,
-                digest: weights.digest(),
-                rebuilt: if verify {
-                    Some(self.rebuild::<WeightsState>(tenant)?.digest())
-                } else {
-                    None
-                },
-            },
-            ViewReport {
-                view: super::search::SEARCH_VIEW,
-                tenant: tenant.to_owned(),
-                last_seq: searcher.last_seq(),
-                digest: searcher.digest(),
-                rebuilt: if verify {
-                    Some(self.searcher_rebuilt(profile, tenant)?.digest())
-                } else {
-                    None
-                },
-            },
-        ])
+        let rebuild = matches!(pass, Pass::Rebuild);
+        let mut views: Vec<TenantPass> = Vec::with_capacity(tenants.len());
+        // Only a lookup: the order of the work is `tenants`' and the log's.
+        let mut route: std::collections::HashMap<&str, usize> =
+            std::collections::HashMap::with_capacity(tenants.len());
+        for tenant in tenants {
+            if route.contains_key(tenant.as_str()) {
+                views.push(TenantPass::default());
+                continue;
+            }
+            route.insert(tenant, views.len());
+            let slots: Vec<Box<dyn AnySlot>> = if rebuild {
+                vec![
+                    Box::new(Slot::fresh(
+                        EventStatusState::NAME,
+                        EventStatusState::default(),
+                    )),
+                    Box::new(Slot::fresh(WeightsState::NAME, WeightsState::default())),
+                    Box::new(Slot::fresh(&graph_key, graph_fresh())),
+                    Box::new(Slot::fresh(&levels_key, levels_fresh())),
+                ]
+            } else {
+                vec![
+                    Box::new(Slot::load(
+                        self,
+                        EventStatusState::NAME,
+                        tenant,
+                        EventStatusState::default,
+                    )?),
+                    Box::new(Slot::load(
+                        self,
+                        WeightsState::NAME,
+                        tenant,
+                        WeightsState::default,
+                    )?),
+                    Box::new(Slot::load(self, &graph_key, tenant, &graph_fresh)?),
+                    Box::new(Slot::load(self, &levels_key, tenant, &levels_fresh)?),
+                ]
+            };
+            let search = match pass {
+                Pass::Refresh { search: false } => None,
+                Pass::Refresh { search: true } => Some(self.search_pass(profile, tenant)?),
+                Pass::Rebuild => Some(self.rebuild_search_pass(profile, tenant)?),
+            };
+            views.push(TenantPass { slots, search });
+        }
+        let from = views
+            .iter()
+            .flat_map(|v| {
+                v.slots
+                    .iter()
+                    .map(|s| s.from())
+                    .chain(v.search.iter().map(SearchPass::from))
+            })
+            .min();
+        let mut scanned = 0u64;
+        if let Some(from) = from {
+            let mut last = 0;
+            for item in self.store.scan(from) {
+                let stored = item?;
+                scanned += 1;
+                last = stored.seq;
+                let Some(v) = route
+                    .get(stored.record.tenant())
+                    .and_then(|&i| views.get_mut(i))
+                else {
+                    continue;
+                };
+                for slot in &mut v.slots {
+                    if stored.seq >= slot.from() {
+                        slot.apply(&stored);
+                    }
+                }
+                if let Some(search) = &mut v.search {
+                    search.take(stored);
+                }
+            }
+            // Every other tenant's record up to `last` was seen.
+            for v in &mut views {
+                for slot in &mut v.slots {
+                    slot.skip(last);
+                }
+                if let Some(search) = &mut v.search {
+                    search.skip_to(last);
+                }
+            }
+        }
+        tracing::info!(
+            tenants = tenants.len(),
+            from = from.unwrap_or_default(),
+            records_scanned = scanned,
+            rebuild,
+            "views caught up in one scan"
+        );
+        if !rebuild {
+            for (tenant, v) in tenants.iter().zip(&views) {
+                for slot in &v.slots {
+                    slot.save(self, tenant)?;
+                }
+            }
+        }
+        // The searchers last: finishing one reads the views saved above
+        // (a refresh with nothing to scan).
+        let mut out = Vec::with_capacity(views.len());
+        for v in views {
+            let mut digests: Vec<(u64, String)> =
+                v.slots.iter().map(|s| (s.last(), s.digest())).collect();
+            if let Some(search) = v.search {
+                let searcher = self.finish_search_pass(search)?;
+                digests.push((searcher.last_seq(), searcher.digest()));
+            }
+            out.push(digests);
+        }
+        // A tenant given twice reports what its first mention did.
+        for (i, tenant) in tenants.iter().enumerate() {
+            if let Some(&first) = route.get(tenant.as_str()) {
+                if first != i {
+                    let copy = out.get(first).cloned().unwrap_or_default();
+                    if let Some(slot) = out.get_mut(i) {
+                        *slot = copy;
+                    }
+                }
+            }
+        }
+        Ok(out)
     }
 
     /// The key and empty state of a profile's graph membership view.
@@ -233,11 +327,24 @@ struct Slot<V> {
     state: V,
     /// Last sequence applied (or skipped as another tenant's).
     last: u64,
+    /// The sequence the persisted state was saved at (0: none).
+    saved: u64,
     /// The state was rebuilt from the first record or applied something.
     changed: bool,
 }
 
 impl<V: Materialized> Slot<V> {
+    /// A state folded from the first record (a rebuild, never saved).
+    fn fresh(key: &str, state: V) -> Self {
+        Self {
+            key: key.to_owned(),
+            state,
+            last: 0,
+            saved: 0,
+            changed: false,
+        }
+    }
+
     /// Loads the persisted state, or a fresh one when there is none or it
     /// cannot be read (an older build's state is rebuilt, never trusted).
     fn load(
@@ -256,16 +363,43 @@ impl<V: Materialized> Slot<V> {
                 key: key.to_owned(),
                 state,
                 last,
+                saved: last,
                 changed: false,
             },
             None => Self {
                 key: key.to_owned(),
                 state: fresh(),
                 last: 0,
+                saved: 0,
                 changed: true,
             },
         })
     }
+}
+
+/// What a [`Memory::one_pass`] does.
+#[derive(Clone, Copy)]
+enum Pass {
+    /// Brings the persisted views up to the end of the log and saves them;
+    /// with `search`, the search snapshot too.
+    Refresh { search: bool },
+    /// Folds every view, the search indexes included, from the first
+    /// record, without reading or saving anything persisted.
+    Rebuild,
+}
+
+/// Index of each view in a tenant's result of [`Memory::one_pass`].
+const STATUS: usize = 0;
+const WEIGHTS: usize = 1;
+const GRAPH: usize = 2;
+const LEVELS: usize = 3;
+const SEARCH: usize = 4;
+
+/// The views of one tenant in a [`Memory::one_pass`].
+#[derive(Default)]
+struct TenantPass {
+    slots: Vec<Box<dyn AnySlot>>,
+    search: Option<SearchPass>,
 }
 
 /// A [`Slot`] of any view type, so that one scan can feed several.
@@ -273,6 +407,8 @@ trait AnySlot {
     fn from(&self) -> u64;
     fn apply(&mut self, stored: &strataflow_log::StoredRecord);
     fn skip(&mut self, seq: u64);
+    fn last(&self) -> u64;
+    fn digest(&self) -> String;
     fn save(&self, memory: &Memory, tenant: &str) -> Result<(), MemoryError>;
 }
 
@@ -288,11 +424,21 @@ impl<V: Materialized> AnySlot for Slot<V> {
     }
 
     fn skip(&mut self, seq: u64) {
-        self.last = seq;
+        self.last = self.last.max(seq);
     }
 
+    fn last(&self) -> u64 {
+        self.last
+    }
+
+    fn digest(&self) -> String {
+        self.state.digest()
+    }
+
+    /// Saves the state when it changed or only went past other tenants'
+    /// records (so that the next refresh does not read them again).
     fn save(&self, memory: &Memory, tenant: &str) -> Result<(), MemoryError> {
-        if !self.changed {
+        if !self.changed && self.last <= self.saved {
             return Ok(());
         }
         let bytes = self.state.encode().map_err(MemoryError::Invalid)?;

@@ -146,60 +146,13 @@ impl MessageInput {
     }
 }
 
-/// Canonical JSON text: object keys sorted by their UTF-8 bytes, no
-/// insignificant whitespace, numbers as serde_json prints them. Independent
-/// of serde_json's `preserve_order` feature.
-pub fn canonical_json(value: &serde_json::Value) -> String {
-    let mut out = String::new();
-    write_canonical(value, &mut out);
-    out
-}
-
-fn write_canonical(value: &serde_json::Value, out: &mut String) {
-    use serde_json::Value;
-    match value {
-        Value::Object(map) => {
-            let mut entries: Vec<_> = map.iter().collect();
-            entries.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
-            out.push('{');
-            for (i, (k, v)) in entries.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                out.push_str(&Value::String(k.clone()).to_string());
-                out.push(':');
-                write_canonical(v, out);
-            }
-            out.push('}');
-        }
-        Value::Array(items) => {
-            out.push('[');
-            for (i, v) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_canonical(v, out);
-            }
-            out.push(']');
-        }
-        scalar => out.push_str(&scalar.to_string()),
-    }
-}
+/// Canonical JSON text (moved to the log crate, which model-call keys
+/// share; re-exported here for the sources).
+pub use strataflow_log::json::canonical_json;
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn canonical_json_sorts_keys_at_every_depth() {
-        let v: serde_json::Value =
-            serde_json::from_str(r#"{ "b": 1, "a": {"z": [1, {"y": 2, "x": 1}], "c": "é"} }"#)
-                .unwrap_or_default();
-        assert_eq!(
-            canonical_json(&v),
-            r#"{"a":{"c":"é","z":[1,{"x":1,"y":2}]},"b":1}"#
-        );
-    }
 
     #[test]
     fn location_display_names_file_line_and_path() {
