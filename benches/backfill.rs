@@ -42,9 +42,9 @@
 //! # Running
 //!
 //! ```text
-//! cargo bench --bench backfill                                     # 200 000 messages
-//! STRATAFLOW_BENCH_MESSAGES=1000000 cargo bench --bench backfill   # bigger
-//! cargo bench --bench backfill -- --test                           # quick check (5 000)
+//! cargo bench --features bench-anchors --bench backfill                                     # 200 000 messages
+//! STRATAFLOW_BENCH_MESSAGES=1000000 cargo bench --features bench-anchors --bench backfill   # bigger
+//! cargo bench --features bench-anchors --bench backfill -- --test                           # quick check (5 000)
 //! ```
 //!
 //! Directories are created under the system temporary directory (`TMPDIR`

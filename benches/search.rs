@@ -73,9 +73,9 @@
 //! # Running
 //!
 //! ```text
-//! cargo bench --bench search            # 1M events: ~5–6 min, peak RSS ~3.7 GiB
-//! cargo bench --bench search -- --test  # quick check: 20 000 events
-//! STRATAFLOW_BENCH_EVENTS=200000 cargo bench --bench search
+//! cargo bench --features bench-anchors --bench search            # 1M events: ~5–6 min, peak RSS ~3.7 GiB
+//! cargo bench --features bench-anchors --bench search -- --test  # quick check: 20 000 events
+//! STRATAFLOW_BENCH_EVENTS=200000 cargo bench --features bench-anchors --bench search
 //! ```
 //!
 //! `STRATAFLOW_BENCH_EVENTS` sets `N` (it wins over the `--test` default of

@@ -103,6 +103,9 @@ pub fn main() -> ExitCode {
 fn init_tracing() {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    // With tracing-subscriber's `tracing-log` feature, `try_init` also
+    // bridges the `log` crate (fjall's and lsm-tree's records) into this
+    // subscriber, at the filter's maximum level.
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
