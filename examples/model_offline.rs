@@ -17,7 +17,7 @@
 //! ```
 
 #[allow(dead_code)]
-#[path = "../tests/support/mirror_model.rs"]
+#[path = "../tests/it/support/mirror_model.rs"]
 mod mirror_model;
 #[allow(
     dead_code,
@@ -25,7 +25,7 @@ mod mirror_model;
     clippy::expect_used,
     clippy::indexing_slicing
 )]
-#[path = "../tests/support/model_server.rs"]
+#[path = "../tests/it/support/model_server.rs"]
 mod model_server;
 
 use std::collections::BTreeSet;

@@ -1,0 +1,502 @@
+//! Format stability: `tests/fixtures/data-v1/` is a data directory written
+//! by this version (what it holds: `tests/fixtures/README.md`). Every later
+//! version must open it, audit it clean and find the same record ids and
+//! view digests — or refuse it with an error naming the version. The tests
+//! open a COPY (opening writes: fjall replays and truncates its journal).
+//!
+//! Regenerate it (only when the format changes on purpose, with a new
+//! fixture directory beside the old one) with
+//! `cargo test --test format_fixture -- --ignored regenerate`; it prints
+//! the constants to pin.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+
+use crate::common;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use common::{ok, repo_file, run};
+use strataflow::log::{RecordKind, Store};
+
+/// The checked-in directory.
+const FIXTURE: &str = "tests/fixtures/data-v1";
+
+/// Records per kind in the fixture (kinds not listed: none).
+const COUNTS: &[(&str, u64)] = &[
+    ("assessment", 1),
+    ("block", 4),
+    ("block_summary", 4),
+    ("derivation", 9),
+    ("event", 48),
+    ("governance", 1),
+    ("graph_assertion", 17),
+    ("import_source", 1),
+    ("message", 91),
+    ("retrieval", 1),
+    ("use_receipt", 1),
+];
+
+/// blake3 of every record id (hex, one per line) in sequence order.
+const ALL_IDS: &str = "aa1a3bd5323d3c25df67af3f8229627ba7db911bf39d69a67108768d673f8aa1";
+
+/// (kind, id) of records pinned one by one: the first message, the first
+/// event, the governance record, the import source, the use receipt.
+const PINNED: &[(&str, &str)] = &[
+    (
+        "message",
+        "6cc1b8eacd78152e6694849d9b4cc5079729d91d9be24bb3a52756a3b05decaf",
+    ),
+    (
+        "event",
+        "d5b225490cf699d4a481517e937aa55e6bf82250f0848d63bc975d3bd049b0e4",
+    ),
+    (
+        "governance",
+        "4d6efd1b41b98369ecc92e90fd89ea4e8c17f85b0fb3bb3e2501552240e370a4",
+    ),
+    (
+        "import_source",
+        "01fef3b0db77395b1624e6172cac7ad8578c88bccce6ec09b88451361874f683",
+    ),
+    (
+        "use_receipt",
+        "ad827e7f98ee40ec4e6a4f05c18b58d4d9f91f9196e8fa0d7afd95bbf441c4cf",
+    ),
+];
+
+/// `views --json` of the fixture: (view, tenant, last seq, digest).
+const VIEWS: &[(&str, &str, u64, &str)] = &[
+    (
+        "graph_membership",
+        "",
+        178,
+        "5fd56c41d92cfc998858691ed1b9c281010a3173620fb5075fdfddb021712cc8",
+    ),
+    (
+        "block_levels",
+        "",
+        178,
+        "b1f074ab454de187be17656478f480ae67b1894d2146dd2fe96c071c430dbb26",
+    ),
+    (
+        "event_status",
+        "",
+        178,
+        "581c8f0982860299e5c93b66995da70878251769f434c0d42065da17caed191f",
+    ),
+    (
+        "weights",
+        "",
+        178,
+        "9ed9105a4583e7f262a20d8d4b308b11929125550c6e884f4dc86477aee7c21e",
+    ),
+    (
+        "search",
+        "",
+        178,
+        "e6c82a9f7cec5de10d4ace553c35b1e9f818730ea4f3e1751bdef4c11c33452c",
+    ),
+];
+
+/// Copies a directory tree.
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// A copy of the fixture in a temporary directory: (guard, data dir).
+fn fixture_copy() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    copy_dir(&repo_file(FIXTURE), &data);
+    (dir, data)
+}
+
+/// (kind name, id hex) of every record, in sequence order.
+fn records(data: &Path) -> Vec<(&'static str, String)> {
+    let store = Store::open(data).unwrap();
+    store
+        .scan(1)
+        .map(|r| {
+            let r = r.unwrap();
+            (r.record.kind().name(), r.id.to_hex())
+        })
+        .collect()
+}
+
+/// What is pinned, computed from a data directory.
+struct Observed {
+    counts: BTreeMap<String, u64>,
+    all_ids: String,
+    pinned: Vec<(String, String)>,
+    views: Vec<(String, String, u64, String)>,
+}
+
+fn observe(data: &Path) -> Observed {
+    let records = records(data);
+    let mut counts = BTreeMap::new();
+    for (kind, _) in &records {
+        *counts.entry((*kind).to_owned()).or_insert(0) += 1;
+    }
+    let mut hasher = blake3::Hasher::new();
+    for (_, id) in &records {
+        hasher.update(id.as_bytes());
+        hasher.update(b"\n");
+    }
+    let first = |kind: RecordKind| {
+        records
+            .iter()
+            .find(|(k, _)| *k == kind.name())
+            .map(|(k, id)| ((*k).to_owned(), id.clone()))
+            .unwrap_or_else(|| panic!("the fixture holds no {} record", kind.name()))
+    };
+    let pinned = [
+        RecordKind::Message,
+        RecordKind::Event,
+        RecordKind::Governance,
+        RecordKind::ImportSource,
+        RecordKind::UseReceipt,
+    ]
+    .into_iter()
+    .map(first)
+    .collect();
+    Observed {
+        counts,
+        all_ids: hasher.finalize().to_hex().to_string(),
+        pinned,
+        views: common::view_digests(data),
+    }
+}
+
+#[test]
+fn the_fixture_opens_audits_clean_and_keeps_its_ids_and_digests() {
+    let (_guard, data) = fixture_copy();
+    let audit = run(&data, &["audit", "--json"]);
+    assert!(
+        audit.status.success(),
+        "audit of the fixture failed ({}):\n{}\n{}",
+        audit.status,
+        String::from_utf8_lossy(&audit.stdout),
+        String::from_utf8_lossy(&audit.stderr)
+    );
+    let seen = observe(&data);
+    let counts: BTreeMap<String, u64> = COUNTS.iter().map(|(k, n)| ((*k).to_owned(), *n)).collect();
+    assert_eq!(seen.counts, counts, "records per kind");
+    let stats = common::stats(&data);
+    for (kind, n) in COUNTS {
+        assert_eq!(stats["records"][kind].as_u64(), Some(*n), "stats: {kind}");
+    }
+    let pinned: Vec<(String, String)> = PINNED
+        .iter()
+        .map(|(k, id)| ((*k).to_owned(), (*id).to_owned()))
+        .collect();
+    assert_eq!(seen.pinned, pinned, "pinned record ids");
+    for (kind, id) in PINNED {
+        let shown: serde_json::Value = serde_json::from_str(&ok(&data, &["show", id])).unwrap();
+        assert!(shown.is_object(), "show {kind} {id}: {shown}");
+    }
+    assert_eq!(seen.all_ids, ALL_IDS, "the ids of the records, in order");
+    let views: Vec<(String, String, u64, String)> = VIEWS
+        .iter()
+        .map(|(v, t, s, d)| ((*v).to_owned(), (*t).to_owned(), *s, (*d).to_owned()))
+        .collect();
+    assert_eq!(seen.views, views, "view digests");
+    ok(&data, &["views", "--verify"]);
+}
+
+/// Writes the fixture again (run on purpose, never in CI):
+/// `cargo test --test format_fixture -- --ignored regenerate`.
+#[test]
+#[ignore = "writes tests/fixtures/data-v1; run by hand when the format changes on purpose"]
+fn regenerate() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let sample = repo_file("examples/data/sample.jsonl");
+    ok(&data, &["ingest", sample.to_str().unwrap(), "--quiet"]);
+    let memory = repo_file("tests/fixtures/external-memory/new-memory.json");
+    ok(&data, &["import", "memory", memory.to_str().unwrap()]);
+    // What is written so far lives in table files, the rest only in the
+    // journal: the fixture pins both of fjall's on-disk formats.
+    Store::open(&data).unwrap().flush_for_test().unwrap();
+    let events: serde_json::Value =
+        serde_json::from_str(&ok(&data, &["events", "--json"])).unwrap();
+    let event = events[0]["id"].as_str().unwrap().to_owned();
+    ok(&data, &["pin", &event, "--reason", "fixture pin"]);
+    let found: serde_json::Value = serde_json::from_str(&ok(
+        &data,
+        &["search", "all", "Sintra trip", "--budget", "100", "--json"],
+    ))
+    .unwrap();
+    let batch = found["batch"].as_str().unwrap().to_owned();
+    let top = found["hits"][0]["ref"].as_str().unwrap().to_owned();
+    ok(
+        &data,
+        &[
+            "assess",
+            "--batch",
+            &batch,
+            "--verdict",
+            "sufficient",
+            "--evidence",
+            &top,
+            "--fit",
+            "names the day of the trip",
+            "--missing",
+            "",
+            "--next",
+            "answer",
+        ],
+    );
+    ok(&data, &["use", "--batch", &batch, &top]);
+    ok(&data, &["views"]);
+    // Open and close once more: fjall truncates the preallocated journal
+    // to its valid length on open.
+    ok(&data, &["audit"]);
+    ok(&data, &["stats"]);
+    let target = repo_file(FIXTURE);
+    if target.exists() {
+        std::fs::remove_dir_all(&target).unwrap();
+    }
+    copy_dir(&data, &target);
+    let seen = observe(&data);
+    println!("const COUNTS: &[(&str, u64)] = &{:?};", seen.counts);
+    println!("const ALL_IDS: &str = {:?};", seen.all_ids);
+    println!("const PINNED: &[(&str, &str)] = &{:?};", seen.pinned);
+    println!(
+        "const VIEWS: &[(&str, &str, u64, &str)] = &{:?};",
+        seen.views
+    );
+}
+
+/// The fixture copy with the schema version of the record at `seq`
+/// changed to `version` (its id index entry is left as it was).
+fn with_record_version(seq: u64, version: u16) -> (tempfile::TempDir, PathBuf) {
+    let (guard, data) = fixture_copy();
+    let store = Store::open(&data).unwrap();
+    let mut bytes = store.raw_value(seq).unwrap().unwrap();
+    bytes[3..5].copy_from_slice(&version.to_be_bytes());
+    store.overwrite_value_for_test(seq, &bytes).unwrap();
+    drop(store);
+    (guard, data)
+}
+
+/// The one-line error of a failed command, after checking it failed with
+/// `status` and did not panic.
+fn failure(data: &Path, args: &[&str], status: i32) -> String {
+    let out = run(data, args);
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(status),
+        "strataflow {args:?}: {stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "one line: {stderr}");
+    stderr
+}
+
+#[test]
+fn an_unknown_manifest_layout_is_refused_naming_the_version() {
+    let (_guard, data) = fixture_copy();
+    let manifest = data.join("strataflow.manifest");
+    let mut json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&manifest).unwrap()).unwrap();
+    assert_eq!(json["format"], 1, "the fixture's manifest layout");
+    json["format"] = 99.into();
+    std::fs::write(&manifest, serde_json::to_vec_pretty(&json).unwrap()).unwrap();
+    let before = files(&data);
+    for args in [&["stats"][..], &["audit"], &["audit", "--deep"]] {
+        let err = failure(&data, args, 1);
+        assert!(
+            err.contains("written by a different strataflow version")
+                && err.contains("strataflow.manifest has layout version 99")
+                && err.contains("this build reads layout version 1"),
+            "{args:?}: {err}"
+        );
+        assert!(!err.contains("damaged"), "not damage: {err}");
+    }
+    assert_eq!(files(&data), before, "nothing in it was changed");
+}
+
+/// Every file of a directory tree with its bytes.
+fn files(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                out.insert(path.clone(), std::fs::read(&path).unwrap());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn an_unknown_record_schema_version_is_refused_naming_the_version() {
+    let (_guard, data) = with_record_version(1, 2);
+    let (kind, first_message) = PINNED[0];
+    assert_eq!(kind, "message");
+    for args in [
+        &["show", first_message][..],
+        &["blocks", "--thread", "trip-planning"],
+        &["views", "--verify"],
+    ] {
+        let err = failure(&data, args, 1);
+        assert!(
+            err.contains("record at sequence 1 cannot be read")
+                && err.contains("message record has schema version 2")
+                && err.contains("this build reads version 1"),
+            "{args:?}: {err}"
+        );
+    }
+    // The audit flags the record (its bytes no longer hash to its id).
+    let audit = run(&data, &["audit", "--json"]);
+    assert_eq!(audit.status.code(), Some(4));
+    let report = String::from_utf8(audit.stdout).unwrap();
+    assert!(report.contains(first_message), "{report}");
+}
+
+/// What a store built from `args` holds: the blake3 of its record ids in
+/// sequence order, its record count and every view digest (view, tenant,
+/// digest), for pinning outputs across refactors.
+fn built(args: &[&[&str]]) -> (String, usize, Vec<(String, String, String)>) {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    for a in args {
+        let mut a: Vec<String> = a.iter().map(|s| (*s).to_owned()).collect();
+        for s in &mut a {
+            if let Some(rel) = s.strip_prefix("@") {
+                *s = common::repo_file(rel).to_string_lossy().into_owned();
+            } else if let Some(name) = s.strip_prefix("%") {
+                *s = dir.path().join(name).to_string_lossy().into_owned();
+            }
+        }
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        ok(&data, &a);
+    }
+    let ids = common::ordered_record_ids(&data);
+    let mut hasher = blake3::Hasher::new();
+    for id in &ids {
+        hasher.update(id.as_bytes());
+        hasher.update(b"\n");
+    }
+    let digests = common::view_digests(&data)
+        .into_iter()
+        .map(|(view, tenant, _, digest)| (view, tenant, digest))
+        .collect();
+    (hasher.finalize().to_hex().to_string(), ids.len(), digests)
+}
+
+/// Record ids, counts and view digests of the two LoCoMo conversations and
+/// of a generated archive, pinned: a change of crates, modules or text
+/// analysis must leave every one of them as it is.
+#[test]
+fn outputs_on_locomo_and_a_generated_archive_are_pinned() {
+    let locomo = built(&[
+        &[
+            "import",
+            "locomo",
+            "@tests/data/locomo/conv-26.json",
+            "--quiet",
+        ],
+        &[
+            "import",
+            "locomo",
+            "@tests/data/locomo/conv-30.json",
+            "--quiet",
+        ],
+    ]);
+    let generated = built(&[
+        &[
+            "gen",
+            "--messages",
+            "20000",
+            "--seed",
+            "7",
+            "-o",
+            "%gen.jsonl",
+        ],
+        &["ingest", "%gen.jsonl", "--quiet"],
+    ]);
+    println!("locomo: {locomo:?}\ngenerated: {generated:?}");
+    // Per-kind counts are covered by the id hash (it changes with any record).
+    assert_eq!(locomo.0, PINNED_LOCOMO.0);
+    assert_eq!(locomo.1, PINNED_LOCOMO.1);
+    assert_eq!(generated.0, PINNED_GENERATED.0);
+    assert_eq!(generated.1, PINNED_GENERATED.1);
+    let pins = |p: &[(&str, &str)]| -> Vec<(String, String)> {
+        p.iter()
+            .map(|(v, d)| ((*v).to_owned(), (*d).to_owned()))
+            .collect()
+    };
+    let got = |d: &[(String, String, String)]| -> Vec<(String, String)> {
+        d.iter().map(|(v, _, g)| (v.clone(), g.clone())).collect()
+    };
+    assert_eq!(got(&locomo.2), pins(PINNED_LOCOMO.2));
+    assert_eq!(got(&generated.2), pins(PINNED_GENERATED.2));
+}
+
+const PINNED_LOCOMO: (&str, usize, &[(&str, &str)]) = (
+    "1b225cbd5ca81541bfd21f212269cc34107f36215948764687ff1c0aa4ddc61d",
+    1405,
+    &[
+        (
+            "graph_membership",
+            "f1029404e03c7f9a28d0d0088fe921c96c59a110006da1012f3c85946f1246c3",
+        ),
+        (
+            "block_levels",
+            "090c000e3fd6300ab725b8ca457eb504d16b6fba66ba07f94305227c43db717a",
+        ),
+        (
+            "event_status",
+            "9afbb4f90d1ee42b750ffdb3a37836cfafb0c50e7d5966d94ad7b46da315b535",
+        ),
+        (
+            "weights",
+            "369dac9f17a11ac4ff43ee2e4ada7a1ce1231114dcf8d826ebe8dc034a1339c5",
+        ),
+        (
+            "search",
+            "e5513509688afe6ce85266866137a88d220cd8533b0f3c27815c35dc6e827f83",
+        ),
+    ],
+);
+const PINNED_GENERATED: (&str, usize, &[(&str, &str)]) = (
+    "6587229b58d4f024ea372edc42c9624a0e3a3f06df78fd0e86d7021968b677ab",
+    36554,
+    &[
+        (
+            "graph_membership",
+            "5b6e6f09c070503de39889ecc972de3ae3e6c6ce9929444253fa8afe6a467c6f",
+        ),
+        (
+            "block_levels",
+            "7b9b437ec19ebfcfc392715663f0a7baac397469e00ebbde184cc16299296308",
+        ),
+        (
+            "event_status",
+            "4cd0d588ea4328c9e80d826681444d99ec4146342449c01af631fc9a43bcad55",
+        ),
+        (
+            "weights",
+            "eb4aee87f46ef8b8599174c005c717df29e66d09cfaa9746a43b9beef021d7a5",
+        ),
+        (
+            "search",
+            "96f6ef90948671029181a1ef028f92053fc95e037d5431d44aff97d1effd3c2d",
+        ),
+    ],
+);
