@@ -1,7 +1,9 @@
 //! # strataflow-log
 //!
-//! The bottom floor of strataflow: record types, their canonical encoding and
-//! content hashes, and the append-only log stored in fjall.
+//! The append-only log of strataflow, stored in fjall. The record types, their
+//! canonical encoding and content hashes live in `strataflow-record`; this
+//! crate re-exports its modules under the same paths (`strataflow_log::record`,
+//! `envelope`, `id`, `time`, `json`).
 //!
 //! Invariants this crate keeps (each has a test):
 //! - a record's id is the blake3 hash of its canonical envelope (parents are
@@ -15,19 +17,16 @@
 //!
 //! **Only this crate touches fjall.**
 
+pub use strataflow_record::{envelope, id, json, record, time};
+
 pub mod audit;
-pub mod envelope;
 pub mod error;
 mod head;
-pub mod id;
 pub mod integrity;
-pub mod json;
 mod keys;
 mod recent;
-pub mod record;
 pub mod recover;
 pub mod store;
-pub mod time;
 
 pub use audit::{AuditProblem, AuditReport};
 pub use envelope::{DecodeError, EncodeError};

@@ -12,8 +12,8 @@
 
 use std::collections::BTreeMap;
 
-use strataflow_log::RecordId;
 use strataflow_operators::decay::{BLOCK_DECAY_LAMBDA, decayed_level};
+use strataflow_record::RecordId;
 
 /// One record of the fold, in log order.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -24,8 +24,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use strataflow_log::RecordId;
-use strataflow_log::record::{Event, Governance, GovernanceAction};
+use strataflow_record::RecordId;
+use strataflow_record::record::{Event, Governance, GovernanceAction};
 
 /// Status of an event.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug, serde::Serialize)]
@@ -124,7 +124,7 @@ impl EventStatusView {
                         tenant: String::new(),
                         target,
                         action,
-                        actor: strataflow_log::record::Actor::User,
+                        actor: strataflow_record::record::Actor::User,
                         reason: None,
                         previous,
                     },
@@ -319,8 +319,8 @@ fn chains(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use strataflow_log::SourceTime;
-    use strataflow_log::record::{
+    use strataflow_record::SourceTime;
+    use strataflow_record::record::{
         Actor, Criticality, EventTemporal, EventType, Occurrence, Precision, Scope, TimeBasis,
     };
 

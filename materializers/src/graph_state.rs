@@ -46,8 +46,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use strataflow_log::record::{Assertion, Fact, FactMode, GraphAssertion, NodeKey, NodeType};
-use strataflow_log::{RecordId, Timestamp};
+use strataflow_record::record::{Assertion, Fact, FactMode, GraphAssertion, NodeKey, NodeType};
+use strataflow_record::{RecordId, Timestamp};
 
 /// At most this many tags per node (the first in sorted order).
 pub const MAX_TAGS: usize = 12;
@@ -729,7 +729,7 @@ fn add_fact(
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 mod tests {
     use super::*;
-    use strataflow_log::SourceTime;
+    use strataflow_record::SourceTime;
 
     fn rid(n: u8) -> RecordId {
         RecordId([n; 32])

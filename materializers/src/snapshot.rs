@@ -9,7 +9,7 @@
 //! checked against the bytes left, and any short or malformed input is a
 //! [`SnapshotError`].
 
-use strataflow_log::RecordId;
+use strataflow_record::RecordId;
 
 /// Why snapshot bytes could not be decoded.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

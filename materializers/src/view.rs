@@ -11,8 +11,8 @@
 
 use std::collections::BTreeMap;
 
-use strataflow_log::RecordId;
-use strataflow_log::record::{Criticality, GovernanceAction, Record, RefKind, Role};
+use strataflow_record::RecordId;
+use strataflow_record::record::{Criticality, GovernanceAction, Record, RefKind, Role};
 
 use crate::event_status::EventStatusView;
 use crate::weights::{WeightInput, WeightsView};
@@ -363,7 +363,7 @@ impl Materialized for GraphMembership {
         if let Record::Derivation(d) = record {
             if d.operator == self.projector
                 && Some(d.config_hash) == self.config
-                && d.outcome == strataflow_log::record::Outcome::Ok
+                && d.outcome == strataflow_record::record::Outcome::Ok
             {
                 self.assertions.extend(d.outputs.iter().copied());
             }
@@ -450,8 +450,8 @@ impl Materialized for BlockLevelsState {
                     && Some(d.config_hash) == self.config
                     && matches!(
                         d.outcome,
-                        strataflow_log::record::Outcome::Ok
-                            | strataflow_log::record::Outcome::Skipped { .. }
+                        strataflow_record::record::Outcome::Ok
+                            | strataflow_record::record::Outcome::Skipped { .. }
                     ) =>
             {
                 if let Some((block, thread)) = d

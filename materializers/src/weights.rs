@@ -11,11 +11,11 @@
 
 use std::collections::BTreeMap;
 
-use strataflow_log::RecordId;
-use strataflow_log::record::Criticality;
 use strataflow_operators::weights::{
     SUPERSEDED_CAP, WeightState, criticality_floor, memory_weight_at,
 };
+use strataflow_record::RecordId;
+use strataflow_record::record::Criticality;
 
 use crate::event_status::{EventStatus, EventStatusView};
 

@@ -20,8 +20,8 @@
 
 use std::collections::HashSet;
 
-use strataflow_log::RecordId;
-use strataflow_log::record::{EvidenceRef, RefKind, Verdict};
+use strataflow_record::RecordId;
+use strataflow_record::record::{EvidenceRef, RefKind, Verdict};
 
 /// The next strategies an assessment may name: the V2 host tool enum
 /// (spec §12.1), which adds `search_graph` and `expand_graph_node` to the V1

@@ -13,8 +13,8 @@
 //! ([`ModelRequest::key`]) is the hash of operator id, model and those
 //! bytes. Secrets (API keys, base URLs) are never part of a request.
 
-use strataflow_log::json::write_canonical_json;
-use strataflow_log::{Digest, RecordId};
+use strataflow_record::json::write_canonical_json;
+use strataflow_record::{Digest, RecordId};
 
 use crate::operator::{OperatorError, OperatorId};
 
@@ -60,7 +60,7 @@ pub struct ModelRequest {
 impl ModelRequest {
     /// The request's canonical JSON: fields in declaration order, the
     /// schema's object keys sorted by their UTF-8 bytes (through
-    /// [`canonical_json`](strataflow_log::json::canonical_json), so the bytes
+    /// [`canonical_json`](strataflow_record::json::canonical_json), so the bytes
     /// do not depend on serde_json's `preserve_order` feature), no whitespace. Stored in the `ModelCall`
     /// record; [`ModelRequest::key`] hashes it.
     pub fn canonical(&self) -> String {

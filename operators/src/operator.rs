@@ -9,8 +9,8 @@
 
 use std::fmt;
 
-use strataflow_log::record::{Block, BlockSummary, Event, GraphAssertion, Message};
-use strataflow_log::{Digest, RecordId};
+use strataflow_record::record::{Block, BlockSummary, Event, GraphAssertion, Message};
+use strataflow_record::{Digest, RecordId};
 
 /// `name@version`, e.g. `heuristic-extractor@1`.
 #[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Debug, serde::Serialize)]

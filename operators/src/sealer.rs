@@ -13,8 +13,8 @@
 //! are appended as user+assistant pairs; strataflow ingests single messages,
 //! so it waits for the next turn to begin instead.
 
-use strataflow_log::RecordId;
-use strataflow_log::record::{Block, Message, Role};
+use strataflow_record::RecordId;
+use strataflow_record::record::{Block, Message, Role};
 
 use crate::layers::{TranscriptMessage, deterministic_layers};
 
@@ -136,7 +136,7 @@ impl Sealer {
 mod tests {
     use super::*;
     use proptest::prelude::*;
-    use strataflow_log::SourceTime;
+    use strataflow_record::SourceTime;
 
     fn roles(spec: &str) -> Vec<Role> {
         spec.chars()

@@ -4,8 +4,8 @@
 
 use std::collections::BTreeSet;
 
-use strataflow_log::RecordId;
-use strataflow_log::record::{Assertion, BlockSummary, Event, GraphAssertion, NodeKey};
+use strataflow_record::RecordId;
+use strataflow_record::record::{Assertion, BlockSummary, Event, GraphAssertion, NodeKey};
 
 use crate::operator::{BlockInput, OperatorError};
 use crate::text::clip;

@@ -19,7 +19,7 @@
 //! The `f64` results are ranking signals only; they are never stored in a
 //! record.
 
-use strataflow_log::record::Criticality;
+use strataflow_record::record::Criticality;
 
 /// Decay rate of a memory adopted once (`λ(1)`), per turn.
 pub const BASE_DECAY: f64 = 0.15;

@@ -2,13 +2,13 @@
 //! fixture block, and the cancellation → supersede path.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
-use strataflow_log::record::{
-    Block, BlockSummary, Message, Occurrence, Precision, Role, TimeBasis,
-};
-use strataflow_log::{RecordId, SourceTime};
 use strataflow_operators::extractor::HeuristicExtractor;
 use strataflow_operators::operator::{BlockInput, ExtractionInput, Extractor, Summarizer};
 use strataflow_operators::summarizer::HeuristicSummarizer;
+use strataflow_record::record::{
+    Block, BlockSummary, Message, Occurrence, Precision, Role, TimeBasis,
+};
+use strataflow_record::{RecordId, SourceTime};
 
 fn message(i: u64, role: Role, speaker: &str, content: &str, ts: &str) -> (RecordId, Message) {
     (

@@ -51,9 +51,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use strataflow_log::envelope::{decode, encode_event};
-use strataflow_log::record::Event;
-use strataflow_log::{EncodeError, Record, RecordId, Timestamp};
+use strataflow_record::envelope::{decode, encode_event};
+use strataflow_record::record::Event;
+use strataflow_record::{EncodeError, Record, RecordId, Timestamp};
 
 use super::bm25::{Bm25Index, NO_DOC};
 use super::rrf::{RRF_K, rrf};
@@ -617,9 +617,9 @@ fn structured_order(set: &[&EventDoc], intent: Option<Intent>) -> Vec<RecordId> 
 
 #[cfg(test)]
 mod tests {
-    use strataflow_log::SourceTime;
-    use strataflow_log::record::{Criticality, Occurrence, Precision, Scope, TimeBasis};
-    use strataflow_log::record::{EventTemporal, EventType};
+    use strataflow_record::SourceTime;
+    use strataflow_record::record::{Criticality, Occurrence, Precision, Scope, TimeBasis};
+    use strataflow_record::record::{EventTemporal, EventType};
 
     use super::*;
 

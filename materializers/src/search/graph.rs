@@ -23,7 +23,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use strataflow_log::record::{NodeKey, NodeType};
+use strataflow_record::record::{NodeKey, NodeType};
 
 use super::bm25::Bm25Index;
 use super::tokenizer::{tokens, weighted_tokens};
@@ -263,8 +263,8 @@ pub fn search_graph(graph: &GraphState, query: &str, limit: usize) -> Vec<GraphH
 
 #[cfg(test)]
 mod tests {
-    use strataflow_log::record::{Assertion, Fact, FactMode, GraphAssertion};
-    use strataflow_log::{RecordId, Timestamp};
+    use strataflow_record::record::{Assertion, Fact, FactMode, GraphAssertion};
+    use strataflow_record::{RecordId, Timestamp};
 
     use super::*;
 

@@ -40,11 +40,11 @@
 //! Version 1 only takes first-person statements; everything else is
 //! identical, which makes the two a clean pair for `strataflow diff`.
 
-use strataflow_log::record::{
+use strataflow_record::record::{
     Criticality, Event, EventTemporal, EventType, Message, Occurrence, Precision, Role, Scope,
     TimeBasis,
 };
-use strataflow_log::{Digest, RecordId, SourceTime, Timestamp};
+use strataflow_record::{Digest, RecordId, SourceTime, Timestamp};
 
 use super::temporal::{Tense, TimeExpression, detect_tense, resolve_best};
 use crate::operator::{

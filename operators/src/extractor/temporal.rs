@@ -20,8 +20,8 @@ use std::sync::LazyLock;
 
 use chrono::{Datelike, Days, Months, NaiveDate, Weekday};
 use regex::{Captures, Regex};
-use strataflow_log::record::{Precision, TimeBasis};
-use strataflow_log::{SourceTime, Timestamp};
+use strataflow_record::record::{Precision, TimeBasis};
+use strataflow_record::{SourceTime, Timestamp};
 
 /// Direction of a statement relative to its mention.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]

@@ -14,8 +14,8 @@
 //! [`AUTO_APPLY_CONFIDENCE_MILLI`].
 
 use serde_json::{Value, json};
-use strataflow_log::RecordId;
-use strataflow_log::record::ImportAction;
+use strataflow_record::RecordId;
+use strataflow_record::record::ImportAction;
 
 use super::event::milli;
 use super::format::{Candidate, parse_candidate};

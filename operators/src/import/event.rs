@@ -1,11 +1,11 @@
 //! The event card an applied import decision writes (spec §14.4).
 
 use chrono::{DateTime, Datelike, FixedOffset, NaiveDate, TimeZone};
-use strataflow_log::record::{
+use strataflow_record::record::{
     Criticality, Event, EventTemporal, EventType, ImportAction, Occurrence, Precision, Scope,
     TimeBasis,
 };
-use strataflow_log::{RecordId, SourceTime, Timestamp};
+use strataflow_record::{RecordId, SourceTime, Timestamp};
 
 use super::format::Candidate;
 

@@ -27,7 +27,7 @@
 //! naming the candidate index and the field. `null` counts as absent.
 
 use serde_json::{Map, Value};
-use strataflow_log::record::{Criticality, EventType, Occurrence, Precision, Scope, TimeBasis};
+use strataflow_record::record::{Criticality, EventType, Occurrence, Precision, Scope, TimeBasis};
 
 /// The format this module reads.
 pub const FORMAT_V2: &str = "stratagate.external-memory.v2";

@@ -328,7 +328,7 @@ mod tests {
     use super::*;
     use crate::llm::testing::FakeGateway;
     use crate::model::ModelError;
-    use strataflow_log::record::Precision;
+    use strataflow_record::record::Precision;
 
     #[test]
     fn chunks_keep_lines_whole_and_in_order() {

@@ -8,7 +8,7 @@
 
 use std::collections::HashSet;
 
-use strataflow_log::record::Role;
+use strataflow_record::record::Role;
 
 use super::TranscriptMessage;
 use super::text::{collapse_and_trim, is_js_line_terminator, is_js_space, js_trim};
@@ -304,7 +304,7 @@ fn looks_like_code(text: &str) -> bool {
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
-    use strataflow_log::record::ToolCall;
+    use strataflow_record::record::ToolCall;
 
     use super::*;
 

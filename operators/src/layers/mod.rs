@@ -40,7 +40,7 @@ mod text;
 mod tokens;
 mod tool_summary;
 
-use strataflow_log::record::{Message, Role, ToolCall};
+use strataflow_record::record::{Message, Role, ToolCall};
 
 pub use condensed::{
     FILLER_ONLY, REPEATED_PASTE_MARKER, REPEATED_PASTE_MIN_CHARS, render_condensed,
@@ -138,7 +138,7 @@ mod tests {
                 arguments: None,
                 result: None,
             }],
-            time: strataflow_log::SourceTime::utc_without_offset(0),
+            time: strataflow_record::SourceTime::utc_without_offset(0),
         };
         let view = TranscriptMessage::from(&message);
         assert_eq!(view.role, Role::Tool);

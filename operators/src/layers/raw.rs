@@ -1,7 +1,7 @@
 //! The raw (L5) rendering used for the monotonic cost comparison (spec §4.1,
 //! V3 `formatRawTranscript`).
 
-use strataflow_log::record::ToolCall;
+use strataflow_record::record::ToolCall;
 
 use super::TranscriptMessage;
 
@@ -37,7 +37,7 @@ fn raw_tool_line(call: &ToolCall) -> String {
 
 #[cfg(test)]
 mod tests {
-    use strataflow_log::record::Role;
+    use strataflow_record::record::Role;
 
     use super::*;
 

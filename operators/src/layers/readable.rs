@@ -1,7 +1,7 @@
 //! L4: the readable near-verbatim transcript (spec §4.3,
 //! `formatReadableTranscript`).
 
-use strataflow_log::record::Role;
+use strataflow_record::record::Role;
 
 use super::TranscriptMessage;
 use super::text::js_trim;
@@ -34,7 +34,7 @@ pub fn render_readable(messages: &[TranscriptMessage<'_>]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use strataflow_log::record::ToolCall;
+    use strataflow_record::record::ToolCall;
 
     use super::*;
 

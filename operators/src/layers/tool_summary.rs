@@ -4,7 +4,7 @@
 use std::sync::LazyLock;
 
 use regex::Regex;
-use strataflow_log::record::ToolCall;
+use strataflow_record::record::ToolCall;
 
 use super::json::{self, JsValue, js_number_to_string};
 use super::text::{collapse_and_trim, collapse_spaces, first_chars, is_js_space, js_trim};

@@ -8,8 +8,8 @@
 
 use chrono::{DateTime, FixedOffset, NaiveDate, NaiveDateTime, TimeZone};
 use serde_json::{Map, Value};
-use strataflow_log::Timestamp;
-use strataflow_log::record::Precision;
+use strataflow_record::Timestamp;
+use strataflow_record::record::Precision;
 
 use crate::operator::OperatorError;
 

@@ -39,10 +39,10 @@
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use strataflow_log::record::{
+use strataflow_record::record::{
     Criticality, Event, EventTemporal, EventType, Message, Occurrence, Precision, Scope, TimeBasis,
 };
-use strataflow_log::{Digest, RecordId};
+use strataflow_record::{Digest, RecordId};
 
 use super::answer::{Fields, failed, span};
 use super::prompt::{
@@ -490,8 +490,8 @@ impl Extractor for LlmExtractor {
 mod tests {
     use super::*;
     use crate::llm::testing::{FakeGateway, Fixture, fixture};
-    use strataflow_log::Timestamp;
-    use strataflow_log::record::BlockSummary;
+    use strataflow_record::Timestamp;
+    use strataflow_record::record::BlockSummary;
 
     fn summary() -> BlockSummary {
         BlockSummary {
@@ -600,7 +600,7 @@ mod tests {
     }
 
     fn ms(text: &str) -> Timestamp {
-        strataflow_log::SourceTime::parse_rfc3339(text)
+        strataflow_record::SourceTime::parse_rfc3339(text)
             .unwrap()
             .instant()
     }

@@ -28,7 +28,7 @@ pub mod summarizer;
 
 use std::sync::Arc;
 
-use strataflow_log::record::BlockSummary;
+use strataflow_record::record::BlockSummary;
 
 pub use extractor::LlmExtractor;
 pub use projector::LlmProjector;
@@ -115,8 +115,8 @@ pub(crate) mod testing {
     use std::sync::{Arc, Mutex};
 
     use serde_json::Value;
-    use strataflow_log::record::{Block, Message, Role, ToolCall};
-    use strataflow_log::{RecordId, SourceTime};
+    use strataflow_record::record::{Block, Message, Role, ToolCall};
+    use strataflow_record::{RecordId, SourceTime};
 
     use crate::model::{ModelError, ModelGateway, ModelReply, ModelRequest};
     use crate::operator::BlockInput;

@@ -39,10 +39,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use strataflow_log::record::{
+use strataflow_record::record::{
     Assertion, Event, Fact, FactMode, GraphAssertion, NodeKey, NodeType, Occurrence, Precision,
 };
-use strataflow_log::{Digest, RecordId, Timestamp};
+use strataflow_record::{Digest, RecordId, Timestamp};
 
 use super::answer::{Fields, failed, time_field};
 use super::prompt::{
@@ -605,8 +605,8 @@ impl Projector for LlmProjector {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use strataflow_log::SourceTime;
-    use strataflow_log::record::{Criticality, EventTemporal, EventType, Scope, TimeBasis};
+    use strataflow_record::SourceTime;
+    use strataflow_record::record::{Criticality, EventTemporal, EventType, Scope, TimeBasis};
 
     use crate::llm::testing::FakeGateway;
 

@@ -8,8 +8,8 @@
 //! `e1`, …) that the answer cites instead of a 64-digit record id; the
 //! operator maps refs back to ids ([`Refs`]).
 
-use strataflow_log::record::{Message, Role};
-use strataflow_log::{Digest, RecordId};
+use strataflow_record::record::{Message, Role};
+use strataflow_record::{Digest, RecordId};
 
 use crate::extractor::heuristic::speaker_name;
 use crate::model::{ChatMessage, ModelRequest, ToolSpec};

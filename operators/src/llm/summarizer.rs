@@ -10,8 +10,8 @@
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use strataflow_log::Digest;
-use strataflow_log::record::BlockSummary;
+use strataflow_record::Digest;
+use strataflow_record::record::BlockSummary;
 
 use super::answer::Fields;
 use super::prompt::{

@@ -138,10 +138,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
 
-use strataflow_log::record::{
+use strataflow_record::record::{
     Assertion, Event, Fact, FactMode, GraphAssertion, NodeKey, NodeType, Occurrence,
 };
-use strataflow_log::{Digest, RecordId, Timestamp};
+use strataflow_record::{Digest, RecordId, Timestamp};
 
 use crate::operator::{OperatorError, OperatorId, ProjectionInput, Projector, config_hash};
 
@@ -2061,8 +2061,8 @@ fn visit_less(s: &Sent, i: usize, relation: Option<&str>) -> bool {
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 mod tests {
     use super::*;
-    use strataflow_log::SourceTime;
-    use strataflow_log::record::{
+    use strataflow_record::SourceTime;
+    use strataflow_record::record::{
         Criticality, EventTemporal, EventType, Precision, Scope, TimeBasis,
     };
 

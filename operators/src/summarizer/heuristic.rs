@@ -20,8 +20,8 @@
 
 use std::collections::BTreeMap;
 
-use strataflow_log::Digest;
-use strataflow_log::record::{BlockSummary, Role};
+use strataflow_record::Digest;
+use strataflow_record::record::{BlockSummary, Role};
 
 use crate::extractor::temporal::find_time_expressions;
 use crate::operator::{BlockInput, OperatorError, OperatorId, Summarizer, config_hash};

@@ -2,12 +2,12 @@
 //! definition or the rkyv format features changes these and fails loudly.
 #![allow(clippy::unwrap_used)]
 
-use strataflow_log::envelope::{decode, encode, encode_with_id};
-use strataflow_log::record::{
+use strataflow_record::envelope::{decode, encode, encode_with_id};
+use strataflow_record::record::{
     Actor, Block, Derivation, Governance, GovernanceAction, Message, Outcome, Record, Role,
     ToolCall,
 };
-use strataflow_log::{RecordId, SourceTime};
+use strataflow_record::{RecordId, SourceTime};
 
 fn message() -> Message {
     Message {
@@ -179,16 +179,16 @@ fn decode_round_trips_and_rejects_other_versions() {
 /// variant where a kind has several shapes), so a change to the encoding
 /// of any field of any kind changes an id below.
 mod every_kind {
-    use strataflow_log::RecordId;
-    use strataflow_log::envelope::{decode, encode_with_id};
-    use strataflow_log::record::{
+    use strataflow_record::RecordId;
+    use strataflow_record::envelope::{decode, encode_with_id};
+    use strataflow_record::record::{
         Actor, Assertion, Assessment, Block, BlockSummary, Criticality, Derivation, Event,
         EventTemporal, EventType, EvidenceRef, Fact, FactMode, Governance, GovernanceAction,
         GraphAssertion, ImportAction, ImportDecision, ImportSource, Message, ModelCall, NodeKey,
         NodeType, Occurrence, Outcome, Precision, Record, RecordKind, RefKind, Retrieval, Role,
         Scope, TimeBasis, TokenUsage, ToolCall, UseReceipt, Verdict,
     };
-    use strataflow_log::{SourceTime, Timestamp};
+    use strataflow_record::{SourceTime, Timestamp};
 
     fn rid(byte: u8) -> RecordId {
         RecordId([byte; 32])
