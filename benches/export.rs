@@ -45,11 +45,11 @@ use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
 use strataflow::Memory;
+use strataflow::interchange::export::{ExportOptions, ROW_GROUP_ROWS, export_parquet};
 use strataflow::log::Store;
 use strataflow::log::envelope::encode;
 use strataflow::log::record::{Message, Record};
 use strataflow::pipeline::ingest::OnInvalid;
-use strataflow::replay::export::{ExportOptions, ROW_GROUP_ROWS, export_parquet};
 
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;

@@ -23,6 +23,7 @@ pub mod id;
 pub mod integrity;
 pub mod json;
 mod keys;
+pub mod pause;
 mod recent;
 pub mod record;
 pub mod recover;

@@ -12,10 +12,14 @@ pub mod derive;
 pub mod ingest;
 pub mod ingest_report;
 pub mod model;
-pub mod pause;
 pub mod runtime;
 pub mod source;
 pub mod stage;
 pub mod stream;
 pub mod synthetic;
 pub mod thread;
+
+/// The pause points for crash tests, defined in `strataflow-log` (feature
+/// `failpoints` of this crate turns on that of the log); re-exported so its
+/// callers keep their path.
+pub use strataflow_log::pause;
