@@ -164,7 +164,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                     paths::check_output("-o", path, &[], &dir)?;
                 }
             }
-            let options = strataflow::pipeline::synthetic::SyntheticOptions {
+            let options = strataflow_testkit::synthetic::SyntheticOptions {
                 messages,
                 threads,
                 seed,
@@ -177,13 +177,13 @@ fn run(cli: Cli) -> Result<(), Failure> {
                         status: 1,
                     })?;
                     let mut w = BufWriter::new(file);
-                    let stats = strataflow::pipeline::synthetic::write_archive(&options, &mut w)?;
+                    let stats = strataflow_testkit::synthetic::write_archive(&options, &mut w)?;
                     w.flush()?;
                     stats
                 }
                 None => {
                     let mut w = BufWriter::new(&mut out);
-                    let stats = strataflow::pipeline::synthetic::write_archive(&options, &mut w)?;
+                    let stats = strataflow_testkit::synthetic::write_archive(&options, &mut w)?;
                     w.flush()?;
                     stats
                 }
