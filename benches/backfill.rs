@@ -5,7 +5,7 @@
 //! # What is measured
 //!
 //! N messages from the deterministic synthetic archive
-//! (`strataflow_pipeline::synthetic`, 1 tenant, N / 250 threads, seed 7;
+//! (`strataflow_testkit::synthetic`, 1 tenant, N / 250 threads, seed 7;
 //! N from `STRATAFLOW_BENCH_MESSAGES`, default 200 000, 5 000 under
 //! `--test`) are generated once, before any timing. Criterion reports
 //! messages per second for:
@@ -67,7 +67,7 @@ use strataflow::log::envelope::encode_with_id;
 use strataflow::log::record::Record;
 use strataflow::pipeline::ingest::OnInvalid;
 use strataflow::pipeline::source::jsonl::parse_line;
-use strataflow::pipeline::synthetic::{SyntheticMessage, SyntheticOptions, messages};
+use strataflow_testkit::synthetic::{SyntheticMessage, SyntheticOptions, messages};
 use tantivy::schema::{STRING, Schema, TEXT};
 use tantivy::{Index, IndexWriter, TantivyDocument};
 
@@ -332,7 +332,7 @@ fn bench_backfill(c: &mut Criterion) {
     let jsonl = jsonl_dir.path().join("archive.jsonl");
     {
         let mut file = std::io::BufWriter::new(std::fs::File::create(&jsonl).unwrap());
-        strataflow::pipeline::synthetic::write_archive(&options, &mut file).unwrap();
+        strataflow_testkit::synthetic::write_archive(&options, &mut file).unwrap();
     }
 
     let mut group = c.benchmark_group("backfill");

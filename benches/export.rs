@@ -3,7 +3,7 @@
 //!
 //! # What is measured
 //!
-//! N synthetic messages (`strataflow_pipeline::synthetic`, 250 per thread,
+//! N synthetic messages (`strataflow_testkit::synthetic`, 250 per thread,
 //! seed 7; N from `STRATAFLOW_BENCH_MESSAGES`, default 1 000 000, 5 000
 //! under `--test`) are ingested once, without derivation, before timing.
 //! Then, per iteration into a fresh directory:
@@ -45,11 +45,11 @@ use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
 use strataflow::Memory;
+use strataflow::interchange::export::{ExportOptions, ROW_GROUP_ROWS, export_parquet};
 use strataflow::log::Store;
 use strataflow::log::envelope::encode;
 use strataflow::log::record::{Message, Record};
 use strataflow::pipeline::ingest::OnInvalid;
-use strataflow::replay::export::{ExportOptions, ROW_GROUP_ROWS, export_parquet};
 
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -153,13 +153,13 @@ fn bench_export(c: &mut Criterion) {
     let jsonl = work.path().join("archive.jsonl");
     {
         let mut f = std::io::BufWriter::new(File::create(&jsonl).unwrap());
-        let options = strataflow::pipeline::synthetic::SyntheticOptions {
+        let options = strataflow_testkit::synthetic::SyntheticOptions {
             messages: n,
             threads,
             seed: 7,
             tenants: 1,
         };
-        strataflow::pipeline::synthetic::write_archive(&options, &mut f).unwrap();
+        strataflow_testkit::synthetic::write_archive(&options, &mut f).unwrap();
     }
     let data = work.path().join("data");
     let (rows, records) = {

@@ -34,8 +34,8 @@ pub use memory::{Channel, SearchHit, SearchRequest, SearchResponse, Searcher};
 pub use memory::{
     ExternalImportOptions, ExternalImportReport, IMPORT_BLOCK_TAG, ReportedDecision, UndoReport,
 };
+pub use strataflow_interchange as interchange;
 pub use strataflow_log as log;
 pub use strataflow_materializers as materializers;
 pub use strataflow_operators as operators;
 pub use strataflow_pipeline as pipeline;
-pub use strataflow_replay as replay;

@@ -24,6 +24,7 @@ pub mod error;
 mod head;
 pub mod integrity;
 mod keys;
+pub mod pause;
 mod recent;
 pub mod recover;
 pub mod store;

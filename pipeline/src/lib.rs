@@ -4,18 +4,20 @@
 //! input formats ([`source`]), the ingest driver ([`ingest`]) that validates
 //! and feeds the staged runtime ([`runtime`]: partitioned workers that seal
 //! and derive, one ordering writer with group commit), batch derivation and
-//! its retries ([`derive`]), the recording model gateway ([`model`]), the
-//! streaming ingester ([`stream`]) and the synthetic archive generator
-//! ([`synthetic`]).
+//! its retries ([`derive`]), the recording model gateway ([`model`]) and the
+//! streaming ingester ([`stream`]).
 
 pub mod derive;
 pub mod ingest;
 pub mod ingest_report;
 pub mod model;
-pub mod pause;
 pub mod runtime;
 pub mod source;
 pub mod stage;
 pub mod stream;
-pub mod synthetic;
 pub mod thread;
+
+/// The pause points for crash tests, defined in `strataflow-log` (feature
+/// `failpoints` of this crate turns on that of the log); re-exported so its
+/// callers keep their path.
+pub use strataflow_log::pause;

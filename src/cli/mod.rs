@@ -164,7 +164,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                     paths::check_output("-o", path, &[], &dir)?;
                 }
             }
-            let options = strataflow::pipeline::synthetic::SyntheticOptions {
+            let options = strataflow_testkit::synthetic::SyntheticOptions {
                 messages,
                 threads,
                 seed,
@@ -177,13 +177,13 @@ fn run(cli: Cli) -> Result<(), Failure> {
                         status: 1,
                     })?;
                     let mut w = BufWriter::new(file);
-                    let stats = strataflow::pipeline::synthetic::write_archive(&options, &mut w)?;
+                    let stats = strataflow_testkit::synthetic::write_archive(&options, &mut w)?;
                     w.flush()?;
                     stats
                 }
                 None => {
                     let mut w = BufWriter::new(&mut out);
-                    let stats = strataflow::pipeline::synthetic::write_archive(&options, &mut w)?;
+                    let stats = strataflow_testkit::synthetic::write_archive(&options, &mut w)?;
                     w.flush()?;
                     stats
                 }
@@ -227,8 +227,8 @@ fn run(cli: Cli) -> Result<(), Failure> {
             )?;
         }
         Command::Import(ImportCommand::Parquet { dir: from }) => {
-            use strataflow::replay::import::{StagedImport, import_parquet};
-            let failed = |e: strataflow::replay::import::ImportError| Failure {
+            use strataflow::interchange::import::{StagedImport, import_parquet};
+            let failed = |e: strataflow::interchange::import::ImportError| Failure {
                 message: e.to_string(),
                 status: 1,
             };
@@ -396,7 +396,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
         }) => {
             paths::check_output("export directory", &to, &[], &dir)?;
             let memory = open_existing(&dir)?;
-            let options = strataflow::replay::export::ExportOptions { tenant, since };
+            let options = strataflow::interchange::export::ExportOptions { tenant, since };
             let manifest = memory.export_parquet(&to, &options, profile.as_deref())?;
             writeln!(
                 out,

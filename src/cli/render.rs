@@ -647,10 +647,10 @@ pub fn diff(
     out: &mut dyn Write,
     a: &str,
     b: &str,
-    diff: &strataflow::replay::diff::ProfileDiff,
+    diff: &strataflow::interchange::diff::ProfileDiff,
     json: bool,
 ) -> io::Result<()> {
-    use strataflow::replay::diff::graph::GraphItem;
+    use strataflow::interchange::diff::graph::GraphItem;
     if json {
         return json_line(out, diff);
     }
@@ -682,7 +682,7 @@ pub fn diff(
         s.only_a.len(),
         s.only_b.len()
     )?;
-    let sources = |s: &strataflow::replay::diff::EventSide| s.source_messages.join(", ");
+    let sources = |s: &strataflow::interchange::diff::EventSide| s.source_messages.join(", ");
     for c in &d.changed {
         writeln!(out, "changed  {} [{}]", c.a.thread, sources(&c.a))?;
         for f in &c.fields {

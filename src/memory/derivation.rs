@@ -191,8 +191,8 @@ impl Memory {
         a: &str,
         b: &str,
         tenant: &str,
-    ) -> Result<strataflow_replay::diff::ProfileDiff, MemoryError> {
-        use strataflow_replay::diff;
+    ) -> Result<strataflow_interchange::diff::ProfileDiff, MemoryError> {
+        use strataflow_interchange::diff;
         let mut events_a = self.profile_events(Some(a), tenant, None)?;
         let events_b = self.profile_events(Some(b), tenant, None)?;
         events_a.external.extend(events_b.external);
@@ -538,7 +538,7 @@ fn listing(
         id,
         block: e.block,
         thread: thread.to_owned(),
-        source_messages: strataflow_replay::diff::external_ids(&e.source_messages, external),
+        source_messages: strataflow_interchange::diff::external_ids(&e.source_messages, external),
         title: e.title.clone(),
         summary: e.summary.clone(),
         participants: e.temporal.participants.clone(),

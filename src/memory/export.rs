@@ -3,13 +3,13 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use strataflow_interchange::export::{ExportManifest, ExportOptions, TenantViews};
 use strataflow_materializers::view::WeightsState;
-use strataflow_replay::export::{ExportManifest, ExportOptions, TenantViews};
 
 use super::{Memory, MemoryError};
 
 impl Memory {
-    /// Exports the records (as [`strataflow_replay::export::export_parquet`])
+    /// Exports the records (as [`strataflow_interchange::export::export_parquet`])
     /// and the views of `profile` (`None`: the default) for the tenant of
     /// `options` or every tenant, each view refreshed to the end of the log.
     pub fn export_parquet(
@@ -53,7 +53,7 @@ impl Memory {
                 tenant,
             });
         }
-        strataflow_replay::export::export_parquet_with_views(
+        strataflow_interchange::export::export_parquet_with_views(
             &self.store,
             dir,
             options,

@@ -78,7 +78,7 @@ pub enum MemoryError {
     Recover(Box<strataflow_log::recover::RecoverError>),
     /// A Parquet export failed.
     #[error(transparent)]
-    Export(Box<strataflow_replay::export::ExportError>),
+    Export(Box<strataflow_interchange::export::ExportError>),
     /// A bad argument.
     #[error("{0}")]
     Invalid(String),

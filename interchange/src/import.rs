@@ -23,8 +23,8 @@ use arrow::array::{Array, BinaryArray, UInt64Array};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use strataflow_log::audit::IMPORT_INCOMPLETE_CONFIG;
 use strataflow_log::envelope::{Encoded, decode};
+use strataflow_log::pause;
 use strataflow_log::{Durability, RecordKind, Store, StoreError};
-use strataflow_pipeline::pause;
 
 /// Records per append.
 const IMPORT_BATCH: usize = 4096;

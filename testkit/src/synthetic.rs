@@ -1645,7 +1645,7 @@ mod tests {
     use strataflow_log::record::Role;
 
     use super::*;
-    use crate::source::jsonl::JsonlReader;
+    use strataflow_pipeline::source::jsonl::JsonlReader;
 
     fn archive(messages: u64, threads: u32, seed: u64, tenants: u32) -> (Vec<u8>, SyntheticStats) {
         let options = SyntheticOptions {

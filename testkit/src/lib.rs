@@ -1,0 +1,7 @@
+//! # strataflow-testkit
+//!
+//! Tooling for benchmarks, trials and tests, kept out of the library floors:
+//! the deterministic synthetic conversation archive ([`synthetic`]) behind
+//! `strataflow gen` and the benches. Depends on nothing of the workspace.
+
+pub mod synthetic;
