@@ -37,5 +37,6 @@ pub use memory::{
 pub use strataflow_interchange as interchange;
 pub use strataflow_log as log;
 pub use strataflow_materializers as materializers;
+pub use strataflow_model as model;
 pub use strataflow_operators as operators;
 pub use strataflow_pipeline as pipeline;

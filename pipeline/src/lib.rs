@@ -4,13 +4,12 @@
 //! input formats ([`source`]), the ingest driver ([`ingest`]) that validates
 //! and feeds the staged runtime ([`runtime`]: partitioned workers that seal
 //! and derive, one ordering writer with group commit), batch derivation and
-//! its retries ([`derive`]), the recording model gateway ([`model`]) and the
-//! streaming ingester ([`stream`]).
+//! its retries ([`derive`]) and the streaming ingester ([`stream`]). The
+//! model client and recording gateway are in `strataflow-model`.
 
 pub mod derive;
 pub mod ingest;
 pub mod ingest_report;
-pub mod model;
 pub mod runtime;
 pub mod source;
 pub mod stage;

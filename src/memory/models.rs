@@ -6,11 +6,9 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use strataflow_model::{ModelCallStats, ModelSettings, RecordingGateway, model_call_totals};
 use strataflow_operators::model::{ModelError, ModelGateway, ModelReply, ModelRequest};
 use strataflow_operators::profile::{ModelEndpoint, Profile, Registry};
-use strataflow_pipeline::model::{
-    ModelCallStats, ModelSettings, RecordingGateway, model_call_totals,
-};
 
 use super::{Memory, MemoryError};
 

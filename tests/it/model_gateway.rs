@@ -12,9 +12,9 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use strataflow_log::Store;
 use strataflow_log::record::RecordKind;
+use strataflow_model::{ModelSettings, RecordingGateway, model_call_totals};
 use strataflow_operators::model::{ChatMessage, ModelError, ModelGateway, ModelRequest, ToolSpec};
 use strataflow_operators::operator::OperatorId;
-use strataflow_pipeline::model::{ModelSettings, RecordingGateway, model_call_totals};
 use support::model_server::{Fault, ModelServer, Reply, text_completion};
 
 /// Variable the key test sets in its child process.

@@ -1,3 +1,5 @@
+//! # strataflow-model
+//!
 //! What answers model-backed operators: an OpenAI-compatible chat client
 //! ([`client`]) behind a gateway that records every call in the log and
 //! serves recorded calls from it ([`gateway`]), the parsing of a chat
