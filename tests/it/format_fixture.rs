@@ -98,25 +98,11 @@ const VIEWS: &[(&str, &str, u64, &str)] = &[
     ),
 ];
 
-/// Copies a directory tree.
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
-}
-
 /// A copy of the fixture in a temporary directory: (guard, data dir).
 fn fixture_copy() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
-    copy_dir(&repo_file(FIXTURE), &data);
+    common::copy_dir(&repo_file(FIXTURE), &data);
     (dir, data)
 }
 
@@ -265,7 +251,7 @@ fn regenerate() {
     if target.exists() {
         std::fs::remove_dir_all(&target).unwrap();
     }
-    copy_dir(&data, &target);
+    common::copy_dir(&data, &target);
     let seen = observe(&data);
     println!("const COUNTS: &[(&str, u64)] = &{:?};", seen.counts);
     println!("const ALL_IDS: &str = {:?};", seen.all_ids);
@@ -312,7 +298,7 @@ fn an_unknown_manifest_layout_is_refused_naming_the_version() {
     assert_eq!(json["format"], 1, "the fixture's manifest layout");
     json["format"] = 99.into();
     std::fs::write(&manifest, serde_json::to_vec_pretty(&json).unwrap()).unwrap();
-    let before = files(&data);
+    let before = common::files_of(&data);
     for args in [&["stats"][..], &["audit"], &["audit", "--deep"]] {
         let err = failure(&data, args, 1);
         assert!(
@@ -323,24 +309,7 @@ fn an_unknown_manifest_layout_is_refused_naming_the_version() {
         );
         assert!(!err.contains("damaged"), "not damage: {err}");
     }
-    assert_eq!(files(&data), before, "nothing in it was changed");
-}
-
-/// Every file of a directory tree with its bytes.
-fn files(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for entry in std::fs::read_dir(d).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-            } else {
-                out.insert(path.clone(), std::fs::read(&path).unwrap());
-            }
-        }
-    }
-    out
+    assert_eq!(common::files_of(&data), before, "nothing in it was changed");
 }
 
 #[test]

@@ -8,7 +8,7 @@
 
 use crate::common;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -78,24 +78,11 @@ fn original(flushed: bool) -> &'static Path {
     })
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.path().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
-
 /// A fresh copy of an original store.
 fn damaged_copy(name: &str, flushed: bool) -> (tempfile::TempDir, PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join(name);
-    copy_dir(original(flushed), &dir);
+    common::copy_dir(original(flushed), &dir);
     (tmp, dir)
 }
 
@@ -103,23 +90,6 @@ fn flip(path: &Path, offset: u64) {
     let mut bytes = std::fs::read(path).unwrap();
     bytes[usize::try_from(offset).unwrap()] ^= 0xff;
     std::fs::write(path, bytes).unwrap();
-}
-
-/// Every file of a directory with its bytes.
-fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for entry in std::fs::read_dir(&d).unwrap() {
-            let p = entry.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                out.insert(p.clone(), std::fs::read(&p).unwrap());
-            }
-        }
-    }
-    out
 }
 
 /// (seq, id) of every record.
@@ -139,7 +109,7 @@ fn records(dir: &Path) -> Vec<(u64, RecordId)> {
 /// record is written and nothing recoverable is lost).
 fn assert_refused(dir: &Path, expect: &str, journal_rewritten: bool) {
     let kept = |d: &Path| {
-        let mut s = snapshot(d);
+        let mut s = common::files_of(d);
         // The cache of verified tables may be refreshed (copies have new
         // modification times); it is not data.
         s.remove(&d.join("strataflow.tables"));
@@ -171,7 +141,7 @@ fn assert_refused(dir: &Path, expect: &str, journal_rewritten: bool) {
 /// original's records minus those it reports lost. Returns the report.
 fn assert_recovers(dir: &Path, flushed: bool) -> serde_json::Value {
     let to = dir.with_file_name("recovered");
-    let before = snapshot(dir);
+    let before = common::files_of(dir);
     let out = common::bin()
         .arg("recover")
         .arg(dir)
@@ -186,7 +156,7 @@ fn assert_recovers(dir: &Path, flushed: bool) -> serde_json::Value {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(
-        before == snapshot(dir),
+        before == common::files_of(dir),
         "recover wrote into the damaged directory"
     );
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
