@@ -1,0 +1,8 @@
+//! # strataflow-server
+//!
+//! strataflow as a long-running service: one process owns a data directory
+//! and serves an HTTP/JSON API and MCP tools over it while it ingests.
+//! API keys ([`keys`]) bind each client to exactly one tenant, or to admin.
+
+pub mod keys;
+pub mod metrics;
