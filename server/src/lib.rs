@@ -7,3 +7,16 @@
 pub mod http;
 pub mod keys;
 pub mod metrics;
+pub mod options;
+
+#[cfg(test)]
+mod assumptions {
+    fn send_sync<T: Send + Sync>() {}
+    #[test]
+    fn memory_is_shared_between_request_tasks() {
+        send_sync::<strataflow::Memory>();
+        send_sync::<strataflow::pipeline::stream::Ingester>();
+    }
+}
+pub mod run;
+pub mod service;
