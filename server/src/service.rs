@@ -60,7 +60,7 @@ impl Service {
 
     /// Waits until every queued message is durable and derived.
     pub async fn drain(&self) -> Result<(), ApiError> {
-        self.ingester.flush().await.map_err(|e| internal(e))?;
+        self.ingester.flush().await.map_err(internal)?;
         Ok(())
     }
 }
