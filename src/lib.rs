@@ -27,8 +27,9 @@ pub use memory::{
     AssessOutcome, BlockView, ExpandedEvent, ExpandedNode, SourceMessage, UseOutcome, ViewReport,
 };
 pub use memory::{
-    BlockInfo, DerivationPlan, DerivationStatus, EventListing, FailureInfo, Memory, MemoryError,
-    ModelCallTotals, OperatorPlan, OperatorStatus, ProfileEvents, Stats, ThreadBlocks,
+    BlockInfo, ConfigError, DerivationPlan, DerivationStatus, EventListing, EvidenceError,
+    Expected, FailureInfo, FilterProblem, ImportError, Memory, MemoryError, ModelCallTotals,
+    OperatorPlan, OperatorStatus, ProfileError, ProfileEvents, QueryError, Stats, ThreadBlocks,
 };
 pub use memory::{Channel, SearchHit, SearchRequest, SearchResponse, Searcher};
 pub use memory::{

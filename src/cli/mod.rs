@@ -13,9 +13,10 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Parser;
+use strataflow::eval::EvalError;
 use strataflow::log::StoreError;
 use strataflow::pipeline::ingest::{IngestError, IngestStats, OnInvalid};
-use strataflow::{Memory, MemoryError};
+use strataflow::{Memory, MemoryError, QueryError};
 
 use args::{
     Cli, Command, EvalCommand, ExpandCommand, ExportCommand, GovernArgs, ImportCommand, IngestArgs,
@@ -50,12 +51,26 @@ impl From<MemoryError> for Failure {
             {
                 EXIT_AUDIT_FAILED
             }
-            MemoryError::InvalidId { .. } | MemoryError::InvalidFilter(_) => 2,
+            MemoryError::Query(QueryError::InvalidId { .. } | QueryError::InvalidFilter { .. }) => {
+                EXIT_USAGE
+            }
             _ => 1,
         };
         Self {
             message: e.to_string(),
             status,
+        }
+    }
+}
+
+impl From<EvalError> for Failure {
+    fn from(e: EvalError) -> Self {
+        match e {
+            EvalError::Memory(e) => Self::from(e),
+            other => Self {
+                message: other.to_string(),
+                status: 1,
+            },
         }
     }
 }
@@ -684,7 +699,7 @@ fn search(out: &mut dyn Write, dir: &Path, a: SearchArgs) -> Result<(), Failure>
             }
         };
         let hits = searcher.search(channel, &request).map_err(|e| match e {
-            MemoryError::InvalidFilter(message) => refused(message),
+            e @ MemoryError::Query(QueryError::InvalidFilter { .. }) => refused(e.to_string()),
             other => Failure::from(other),
         })?;
         let response = memory.record_batch(&tenant, &call, &request, hits)?;

@@ -12,9 +12,10 @@
 
 use std::path::Path;
 
+use super::EvalError;
 use super::questions::{Question, evidence_score, load_questions};
+use crate::Memory;
 use crate::memory::{Channel, SearchHit, SearchRequest};
-use crate::{Memory, MemoryError};
 
 /// Default word budget of each search.
 pub const DEFAULT_QUERY_BUDGET: usize = 300;
@@ -109,7 +110,7 @@ pub fn diff_queries(
     tenant: &str,
     file: &Path,
     budget: usize,
-) -> Result<QueryDiff, MemoryError> {
+) -> Result<QueryDiff, EvalError> {
     let questions: Vec<Question> = load_questions(file)?;
     let searcher_a = memory.searcher(Some(a), tenant)?;
     let searcher_b = memory.searcher(Some(b), tenant)?;

@@ -15,7 +15,7 @@ use strataflow_pipeline::derive::{
     summary_state,
 };
 
-use super::{Memory, MemoryError};
+use super::{Memory, MemoryError, ProfileError};
 
 /// Configuration key of the default profile's name.
 const DEFAULT_PROFILE_KEY: &str = "default_profile";
@@ -150,13 +150,18 @@ impl Memory {
     pub fn profile(&self, name: &str) -> Result<Profile, MemoryError> {
         check_profile_name(name)?;
         match self.store.config(&profile_key(name))? {
-            Some(text) => serde_json::from_str(&text).map_err(|e| {
-                MemoryError::Invalid(format!("stored profile `{name}` is unreadable: {e}"))
+            Some(text) => serde_json::from_str(&text).map_err(|source| {
+                ProfileError::Unreadable {
+                    name: name.to_owned(),
+                    source,
+                }
+                .into()
             }),
             None if name == DEFAULT_PROFILE => Ok(Profile::default_profile()),
-            None => Err(MemoryError::Invalid(format!(
-                "no profile `{name}` in this data directory"
-            ))),
+            None => Err(ProfileError::NotFound {
+                name: name.to_owned(),
+            }
+            .into()),
         }
     }
 
@@ -164,9 +169,10 @@ impl Memory {
     pub fn profiles(&self) -> Result<Vec<Profile>, MemoryError> {
         let mut out = Vec::new();
         for (name, text) in self.store.configs_with_prefix(&profile_key(""))? {
-            out.push(serde_json::from_str(&text).map_err(|e| {
-                MemoryError::Invalid(format!("stored profile `{name}` is unreadable: {e}"))
-            })?);
+            out.push(
+                serde_json::from_str(&text)
+                    .map_err(|source| ProfileError::Unreadable { name, source })?,
+            );
         }
         let default = self.default_profile()?;
         if !out.iter().any(|p: &Profile| p.name == default.name) {
@@ -265,17 +271,18 @@ impl Memory {
     pub fn save_profile(&self, profile: &Profile) -> Result<(), MemoryError> {
         check_profile_name(&profile.name)?;
         if profile.uses_model() && profile.model.is_none() {
-            return Err(MemoryError::Invalid(format!(
-                "profile `{}` uses a model-backed operator: give its model with --model NAME \
-                 (and --base-url URL, --api-key-env VAR)",
-                profile.name
-            )));
+            return Err(ProfileError::ModelNotGiven {
+                name: profile.name.clone(),
+            }
+            .into());
         }
         super::models::checking_registry(&self.registry, profile)
             .resolve(profile)
-            .map_err(|e| MemoryError::Invalid(e.to_string()))?;
-        let text =
-            serde_json::to_string(profile).map_err(|e| MemoryError::Invalid(e.to_string()))?;
+            .map_err(ProfileError::from)?;
+        let text = serde_json::to_string(profile).map_err(|source| ProfileError::Encode {
+            name: profile.name.clone(),
+            source,
+        })?;
         self.store.set_config(&profile_key(&profile.name), &text)?;
         Ok(())
     }
@@ -289,7 +296,7 @@ impl Memory {
         let ops = self
             .registry_for(&profile)?
             .resolve(&profile)
-            .map_err(|e| MemoryError::Invalid(e.to_string()))?;
+            .map_err(ProfileError::from)?;
         Ok((profile, ops))
     }
 

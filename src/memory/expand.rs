@@ -16,7 +16,7 @@ use strataflow_operators::decay::{ExpandTarget, expand_level, level_label};
 use strataflow_operators::layers::{TranscriptMessage, render_raw};
 
 use super::search::SearchRequest;
-use super::{Memory, MemoryError};
+use super::{Expected, Memory, MemoryError, QueryError};
 
 /// A source message of an expanded event.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
@@ -86,10 +86,12 @@ impl Memory {
     pub fn expand_event(&self, tenant: &str, id: &str) -> Result<ExpandedEvent, MemoryError> {
         let stored = self.show(tenant, id)?;
         let Record::Event(event) = stored.record else {
-            return Err(MemoryError::Invalid(format!(
-                "{} is not an event",
-                stored.id
-            )));
+            return Err(QueryError::WrongKind {
+                id: stored.id,
+                kind: stored.record.kind(),
+                expected: Expected::Event,
+            }
+            .into());
         };
         let mut source_messages = Vec::new();
         for m in &event.source_messages {
@@ -144,10 +146,12 @@ impl Memory {
     ) -> Result<ExpandedNode, MemoryError> {
         let stored = self.show(tenant, id)?;
         if stored.record.kind() != RecordKind::GraphAssertion {
-            return Err(MemoryError::Invalid(format!(
-                "{} is not a graph node",
-                stored.id
-            )));
+            return Err(QueryError::WrongKind {
+                id: stored.id,
+                kind: stored.record.kind(),
+                expected: Expected::GraphNode,
+            }
+            .into());
         }
         let graph = self.graph(profile, tenant)?;
         let graph = match at {
@@ -159,7 +163,9 @@ impl Memory {
             .iter()
             .find(|n| n.assertions.contains(&stored.id))
             .cloned()
-            .ok_or_else(|| MemoryError::NotFound(format!("node of assertion {}", stored.id)))?;
+            .ok_or(QueryError::NoNode {
+                assertion: stored.id,
+            })?;
         let edges = graph
             .edges()
             .iter()
@@ -190,17 +196,16 @@ impl Memory {
     ) -> Result<BlockView, MemoryError> {
         let stored = self.show(tenant, id)?;
         let Record::Block(block) = stored.record else {
-            return Err(MemoryError::Invalid(format!(
-                "{} is not a block",
-                stored.id
-            )));
+            return Err(QueryError::WrongKind {
+                id: stored.id,
+                kind: stored.record.kind(),
+                expected: Expected::Block,
+            }
+            .into());
         };
         let levels = self.thread_levels(profile, &block.tenant, &block.thread)?;
         let Some(current) = levels.get(&stored.id) else {
-            return Err(MemoryError::Invalid(format!(
-                "block {} is not ready: it cannot decay or be expanded yet",
-                stored.id.short()
-            )));
+            return Err(QueryError::BlockNotReady { block: stored.id }.into());
         };
         let level = expand_level(target, current.level);
         let earlier: Vec<(RecordId, Governance)> = self

@@ -22,7 +22,7 @@ use strataflow_materializers::search::tokenizer::{
 use strataflow_log::StoreError;
 use strataflow_materializers::snapshot::{Decoder, Encoder, SnapshotError};
 
-use super::{Memory, MemoryError};
+use super::{FilterProblem, Memory, MemoryError, QueryError};
 
 /// blake3 (key-derivation mode) of a snapshot body.
 fn snapshot_checksum(body: &[u8]) -> [u8; 32] {
@@ -589,20 +589,27 @@ impl Filters {
             Some("first") => Some(Intent::First),
             Some("latest") => Some(Intent::Latest),
             Some(other) => {
-                return Err(MemoryError::InvalidFilter(format!(
-                    "--intent `{other}`: expected first or latest"
-                )));
+                return Err(QueryError::InvalidFilter {
+                    field: "intent",
+                    value: other.to_owned(),
+                    problem: FilterProblem::UnknownIntent,
+                    other: None,
+                }
+                .into());
             }
         };
         let from = parse_time("from", r.from.as_deref())?;
         let to = parse_time("to", r.to.as_deref())?;
         if let (Some(f), Some(t)) = (from, to) {
             if f > t {
-                return Err(MemoryError::InvalidFilter(format!(
-                    "--from `{}` is after --to `{}`",
-                    r.from.as_deref().unwrap_or_default(),
-                    r.to.as_deref().unwrap_or_default()
-                )));
+                return Err(QueryError::InvalidFilter {
+                    field: "from",
+                    // Both are given: they parsed to `f` and `t`.
+                    value: r.from.clone().unwrap_or_default(),
+                    problem: FilterProblem::FromAfterTo,
+                    other: r.to.clone(),
+                }
+                .into());
             }
         }
         let participants: Vec<String> = r
@@ -628,16 +635,19 @@ impl Filters {
     }
 }
 
-fn parse_time(field: &str, text: Option<&str>) -> Result<Option<Timestamp>, MemoryError> {
+fn parse_time(field: &'static str, text: Option<&str>) -> Result<Option<Timestamp>, MemoryError> {
     let Some(text) = text else { return Ok(None) };
     if let Some(t) = strataflow_log::SourceTime::parse_rfc3339(text) {
         return Ok(Some(t.instant()));
     }
     // A bare date means that whole day: from its start, to its end.
     let day = chrono::NaiveDate::parse_from_str(text.trim(), "%Y-%m-%d").map_err(|_| {
-        MemoryError::InvalidFilter(format!(
-            "--{field} `{text}` is not a date (2023-05-08) or an RFC 3339 time"
-        ))
+        QueryError::InvalidFilter {
+            field,
+            value: text.to_owned(),
+            problem: FilterProblem::NotATime,
+            other: None,
+        }
     })?;
     let start = day
         .and_hms_opt(0, 0, 0)

@@ -441,7 +441,14 @@ impl<V: Materialized> AnySlot for Slot<V> {
         if !self.changed && self.last <= self.saved {
             return Ok(());
         }
-        let bytes = self.state.encode().map_err(MemoryError::Invalid)?;
+        let bytes = self
+            .state
+            .encode()
+            .map_err(|detail| MemoryError::ViewEncode {
+                view: self.key.clone(),
+                tenant: tenant.to_owned(),
+                detail,
+            })?;
         memory
             .store
             .save_view_chunks(&self.key, tenant, self.last, &bytes)?;
