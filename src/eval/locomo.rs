@@ -126,14 +126,13 @@ pub fn evaluate_with(
         }
         let mut options = memory.ingest_options()?;
         options.durability = strataflow_log::Durability::Buffered;
-        memory.import_locomo(
+        memory.default_tenant().import_locomo(
             file,
-            "",
             &options,
             strataflow_pipeline::ingest::OnInvalid::Refuse,
             &mut |_| {},
         )?;
-        let searcher = memory.searcher(None, "")?;
+        let searcher = memory.default_tenant().searcher(None)?;
         for q in questions(file)? {
             let category = q.category.unwrap_or(0);
             if !(1..=4).contains(&category) || q.evidence.is_empty() {

@@ -112,8 +112,8 @@ pub fn diff_queries(
     budget: usize,
 ) -> Result<QueryDiff, EvalError> {
     let questions: Vec<Question> = load_questions(file)?;
-    let searcher_a = memory.searcher(Some(a), tenant)?;
-    let searcher_b = memory.searcher(Some(b), tenant)?;
+    let searcher_a = memory.tenant(tenant).searcher(Some(a))?;
+    let searcher_b = memory.tenant(tenant).searcher(Some(b))?;
     let mut out = QueryDiff {
         file: file.display().to_string(),
         budget,

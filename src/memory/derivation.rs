@@ -192,7 +192,7 @@ impl Memory {
     /// What two profiles remember differently for a tenant: their events,
     /// graphs (each of its own derivations: [`Memory::profile_graph`]) and
     /// block summaries.
-    pub fn diff(
+    pub(crate) fn diff(
         &self,
         a: &str,
         b: &str,
@@ -238,7 +238,7 @@ impl Memory {
 
     /// The block summaries a profile's summarizer produced for a tenant:
     /// `(block, thread, summary)` in thread and block order.
-    pub fn profile_summaries(
+    pub(crate) fn profile_summaries(
         &self,
         profile: Option<&str>,
         tenant: &str,
@@ -288,6 +288,9 @@ impl Memory {
     }
 
     /// The operators of a profile (`None`: the default).
+    // reason: the streaming tests build their own `StreamOptions` from the
+    // default profile's operators; embedders use `ingester`.
+    #[doc(hidden)]
     pub fn operators(&self, profile: Option<&str>) -> Result<(Profile, Operators), MemoryError> {
         let profile = match profile {
             Some(name) => self.profile(name)?,
@@ -300,9 +303,37 @@ impl Memory {
         Ok((profile, ops))
     }
 
-    /// Registers extra operators (tests, embedders with their own models).
-    pub fn registry_mut(&mut self) -> &mut strataflow_operators::profile::Registry {
-        &mut self.registry
+    /// The profile named `name`, or the default profile (`None`).
+    pub fn profile_or_default(&self, name: Option<&str>) -> Result<Profile, MemoryError> {
+        match name {
+            Some(name) => self.profile(name),
+            None => self.default_profile(),
+        }
+    }
+
+    /// Registers an extra summarizer (an embedder's own, or a test's): a
+    /// saved profile may then name its id.
+    pub fn register_summarizer(
+        &mut self,
+        op: std::sync::Arc<dyn strataflow_operators::operator::Summarizer>,
+    ) {
+        self.registry.add_summarizer(op);
+    }
+
+    /// Registers an extra extractor (see [`Memory::register_summarizer`]).
+    pub fn register_extractor(
+        &mut self,
+        op: std::sync::Arc<dyn strataflow_operators::operator::Extractor>,
+    ) {
+        self.registry.add_extractor(op);
+    }
+
+    /// Registers an extra projector (see [`Memory::register_summarizer`]).
+    pub fn register_projector(
+        &mut self,
+        op: std::sync::Arc<dyn strataflow_operators::operator::Projector>,
+    ) {
+        self.registry.add_projector(op);
     }
 
     /// Runs every pending or retryable derivation of a profile.
@@ -405,7 +436,7 @@ impl Memory {
 
     /// The events a profile's extractor produced for a tenant, in thread
     /// and block order, with the external ids of the tenant's messages.
-    pub fn profile_events(
+    pub(crate) fn profile_events(
         &self,
         profile: Option<&str>,
         tenant: &str,
@@ -451,7 +482,7 @@ impl Memory {
 
     /// The events a profile's extractor produced, in thread and block order,
     /// with their status.
-    pub fn events(
+    pub(crate) fn events(
         &self,
         profile: Option<&str>,
         tenant: &str,
@@ -468,7 +499,7 @@ impl Memory {
 
     /// The status view of a tenant's events: its persisted event status
     /// view, refreshed to the end of the log.
-    pub fn event_status(&self, tenant: &str) -> Result<EventStatusView, MemoryError> {
+    pub(crate) fn event_status(&self, tenant: &str) -> Result<EventStatusView, MemoryError> {
         let (state, _) =
             self.refresh::<strataflow_materializers::view::EventStatusState>(tenant)?;
         Ok(state.view())
@@ -479,7 +510,7 @@ impl Memory {
     /// block (found through their Derivation records), folded like
     /// [`Memory::graph`]. Profiles sharing a projector share its graph
     /// membership view, so this is what tells their graphs apart.
-    pub fn profile_graph(
+    pub(crate) fn profile_graph(
         &self,
         profile: Option<&str>,
         tenant: &str,
@@ -518,7 +549,11 @@ impl Memory {
     /// The graph a profile's projector built for a tenant (from every
     /// assertion of that projector), leaving out what only forgotten events
     /// support.
-    pub fn graph(&self, profile: Option<&str>, tenant: &str) -> Result<GraphState, MemoryError> {
+    pub(crate) fn graph(
+        &self,
+        profile: Option<&str>,
+        tenant: &str,
+    ) -> Result<GraphState, MemoryError> {
         let (key, fresh) = self.graph_membership_key(profile)?;
         let (membership, _) = self.refresh_keyed(&key, tenant, fresh)?;
         let assertion_ids = membership.assertions;

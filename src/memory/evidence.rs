@@ -80,7 +80,7 @@ impl Memory {
     }
 
     /// Assesses a batch of `tenant` (spec §12.2) and records the assessment.
-    pub fn assess(
+    pub(crate) fn assess(
         &self,
         tenant: &str,
         batch: &str,
@@ -118,7 +118,7 @@ impl Memory {
 
     /// Records refs of a batch of `tenant` as used (spec §12.3): only refs
     /// its latest assessment adopted as sufficient. Closes the batch.
-    pub fn use_refs(
+    pub(crate) fn use_refs(
         &self,
         tenant: &str,
         batch: &str,
@@ -185,7 +185,7 @@ impl Memory {
 
     /// The weights of a tenant's events: the persisted weights view,
     /// refreshed to the end of the log, with the current statuses.
-    pub fn weights(&self, tenant: &str) -> Result<WeightsView, MemoryError> {
+    pub(crate) fn weights(&self, tenant: &str) -> Result<WeightsView, MemoryError> {
         let (state, _) = self.refresh::<WeightsState>(tenant)?;
         Ok(state.view(&self.event_status(tenant)?))
     }

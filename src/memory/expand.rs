@@ -83,7 +83,11 @@ pub struct BlockView {
 impl Memory {
     /// The full card of an event of `tenant` with its source messages;
     /// recorded as a batch.
-    pub fn expand_event(&self, tenant: &str, id: &str) -> Result<ExpandedEvent, MemoryError> {
+    pub(crate) fn expand_event(
+        &self,
+        tenant: &str,
+        id: &str,
+    ) -> Result<ExpandedEvent, MemoryError> {
         let stored = self.show(tenant, id)?;
         let Record::Event(event) = stored.record else {
             return Err(QueryError::WrongKind {
@@ -137,7 +141,7 @@ impl Memory {
 
     /// A graph node (by the id of one of its assertions) with its edges,
     /// optionally as valid at `at`; recorded as a batch.
-    pub fn expand_node(
+    pub(crate) fn expand_node(
         &self,
         profile: Option<&str>,
         tenant: &str,
@@ -187,7 +191,7 @@ impl Memory {
 
     /// Expands a ready block to a level (`next`, `raw`, `L0`…`L5`): records
     /// the expansion, so later decay starts from that level, and a batch.
-    pub fn expand_block(
+    pub(crate) fn expand_block(
         &self,
         profile: Option<&str>,
         tenant: &str,
@@ -252,7 +256,7 @@ impl Memory {
     }
 
     /// Ready blocks at their decayed levels, thread by thread (spec §6.3).
-    pub fn context(
+    pub(crate) fn context(
         &self,
         profile: Option<&str>,
         tenant: &str,

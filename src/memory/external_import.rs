@@ -445,7 +445,7 @@ impl Memory {
     /// `UndoImport` governance record on it. Its events become removed
     /// (hidden, their links ignored), so what they superseded is active
     /// again. Undoing twice is an error.
-    pub fn undo_import(
+    pub(crate) fn undo_import(
         &self,
         tenant: &str,
         import: &str,

@@ -11,7 +11,7 @@ use super::{Expected, Memory, MemoryError, QueryError};
 impl Memory {
     /// Appends a governance decision on an event of `tenant` (an event of
     /// another tenant is not found); returns its record id.
-    pub fn govern(
+    pub(crate) fn govern(
         &self,
         tenant: &str,
         event: &str,

@@ -23,6 +23,7 @@ mod governance;
 mod models;
 mod plan;
 mod search;
+mod tenant;
 mod views;
 
 pub use derivation::{DerivationStatus, EventListing, FailureInfo, OperatorStatus, ProfileEvents};
@@ -38,6 +39,9 @@ pub use external_import::{
 pub use models::ModelCallTotals;
 pub use plan::{DerivationPlan, OperatorPlan};
 pub use search::{Channel, SearchHit, SearchRequest, SearchResponse, Searcher};
+pub use tenant::{
+    ContextOptions, EventsQuery, ExpandOptions, SearchOptions, TenantMemory, ViewsOptions,
+};
 pub use views::ViewReport;
 
 /// Configuration key of the block size in turns.
@@ -205,7 +209,11 @@ impl Memory {
         })
     }
 
-    /// The log.
+    /// The log, for reading its records directly.
+    // reason: the integration tests, examples and benches inspect raw
+    // records (derivations, model calls) that no verb lists; not a stable
+    // API, so hidden from the docs.
+    #[doc(hidden)]
     pub fn store(&self) -> &Store {
         &self.store
     }
@@ -277,7 +285,7 @@ impl Memory {
     }
 
     /// Imports a LoCoMo file (either layout) into `tenant`.
-    pub fn import_locomo(
+    pub(crate) fn import_locomo(
         &self,
         path: &Path,
         tenant: &str,
@@ -337,6 +345,25 @@ impl Memory {
         Ok(())
     }
 
+    /// Every thread of every tenant with its head: `(tenant, thread,
+    /// head)` in tenant and thread order.
+    pub fn threads(&self) -> Result<Vec<(String, String, ThreadHead)>, MemoryError> {
+        Ok(self.store.thread_heads()?)
+    }
+
+    /// Imports a Parquet export (`export parquet`) into this directory and
+    /// brings every tenant's views up to the end of the log. Give it an
+    /// empty directory: records already present are refused by the import.
+    pub fn import_parquet(
+        &self,
+        from: &Path,
+    ) -> Result<strataflow_interchange::import::ImportReport, MemoryError> {
+        let report = strataflow_interchange::import::import_parquet(&self.store, from)
+            .map_err(|e| MemoryError::ImportParquet(Box::new(e)))?;
+        self.refresh_tenants_views(None, &self.tenants()?)?;
+        Ok(report)
+    }
+
     /// What the directory holds.
     pub fn stats(&self) -> Result<Stats, MemoryError> {
         let mut records = std::collections::BTreeMap::new();
@@ -365,7 +392,7 @@ impl Memory {
     }
 
     /// The blocks and open tail of a thread.
-    pub fn blocks(&self, tenant: &str, thread: &str) -> Result<ThreadBlocks, MemoryError> {
+    pub(crate) fn blocks(&self, tenant: &str, thread: &str) -> Result<ThreadBlocks, MemoryError> {
         let unknown = || QueryError::UnknownThread {
             tenant: tenant.to_owned(),
             thread: thread.to_owned(),
@@ -434,7 +461,7 @@ impl Memory {
     /// against the tenant's records only, and ambiguity is judged among
     /// them. (Model calls belong to no tenant: they are the default
     /// tenant's, `""`.)
-    pub fn show(&self, tenant: &str, id: &str) -> Result<StoredRecord, MemoryError> {
+    pub(crate) fn show(&self, tenant: &str, id: &str) -> Result<StoredRecord, MemoryError> {
         let id = parse_id(id)?;
         let of_tenant = |rid: &RecordId| -> Result<Option<StoredRecord>, MemoryError> {
             Ok(self

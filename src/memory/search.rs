@@ -32,7 +32,7 @@ fn snapshot_checksum(body: &[u8]) -> [u8; 32] {
 }
 
 /// Which index a search reads.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Channel {
     /// Event cards (BM25 + structured rankings, RRF).
@@ -41,7 +41,8 @@ pub enum Channel {
     Graph,
     /// Raw messages (BM25).
     Raw,
-    /// The three fused by RRF.
+    /// The three fused by RRF (the default).
+    #[default]
     All,
 }
 
@@ -263,7 +264,11 @@ impl Memory {
     /// (an unreadable, damaged, older-format or foreign snapshot is rebuilt
     /// from the first record, never trusted), refreshed, and saved back when
     /// the refresh applied something.
-    pub fn searcher(&self, profile: Option<&str>, tenant: &str) -> Result<Searcher, MemoryError> {
+    pub(crate) fn searcher(
+        &self,
+        profile: Option<&str>,
+        tenant: &str,
+    ) -> Result<Searcher, MemoryError> {
         let mut pass = self.search_pass(profile, tenant)?;
         for item in self.store.scan(pass.from()) {
             pass.take(item?);
@@ -362,6 +367,10 @@ impl Memory {
 
     /// The search indexes of a tenant built from the first record, without
     /// reading or saving the snapshot (what `views --verify` compares with).
+    // reason: the snapshot tests and the `search_snapshot_timing` example
+    // compare a resumed searcher with a rebuilt one; `views --verify` is
+    // the public form of that check.
+    #[doc(hidden)]
     pub fn searcher_rebuilt(
         &self,
         profile: Option<&str>,
@@ -375,6 +384,9 @@ impl Memory {
 
     /// The `views` key of a profile's search snapshot:
     /// `search/<extractor>/<config short>/<projector>/<config short>`.
+    // reason: the snapshot tests and the timing example damage or time the
+    // stored snapshot under this key; not an API.
+    #[doc(hidden)]
     pub fn search_view_key(&self, profile: Option<&str>) -> Result<String, MemoryError> {
         Ok(self.search_identity(profile)?.key)
     }
@@ -469,7 +481,7 @@ impl Memory {
     }
 
     /// Runs a search and records it as a retrieval batch.
-    pub fn search(
+    pub(crate) fn search(
         &self,
         profile: Option<&str>,
         tenant: &str,
@@ -482,7 +494,7 @@ impl Memory {
     }
 
     /// Records hits as a retrieval batch.
-    pub fn record_batch(
+    pub(crate) fn record_batch(
         &self,
         tenant: &str,
         call: &str,
