@@ -328,7 +328,7 @@ impl<'m> TenantMemory<'m> {
     pub fn views(&self, options: &ViewsOptions) -> Result<Vec<ViewReport>, MemoryError> {
         self.memory.tenants_views(
             options.profile.as_deref(),
-            &[self.name.clone()],
+            std::slice::from_ref(&self.name),
             options.verify,
         )
     }
