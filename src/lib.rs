@@ -18,6 +18,7 @@
 // temporal-gold tests use it; bench and evaluation tooling, not library API.
 #[doc(hidden)]
 pub mod eval;
+pub mod limits;
 mod memory;
 
 pub use memory::{
@@ -28,7 +29,7 @@ pub use memory::{
     Expected, FailureInfo, FilterProblem, ImportError, Memory, MemoryError, ModelCallTotals,
     OperatorPlan, OperatorStatus, ProfileError, ProfileEvents, QueryError, Stats, ThreadBlocks,
 };
-pub use memory::{Channel, SearchHit, SearchRequest, SearchResponse, Searcher};
+pub use memory::{Channel, SearchHit, SearchRequest, SearchResponse, Searcher, TenantStats};
 pub use memory::{
     ContextOptions, EventsQuery, ExpandOptions, SearchOptions, TenantMemory, ViewsOptions,
 };

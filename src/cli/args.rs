@@ -20,9 +20,9 @@ pub mod limits {
     /// `ingest --batch-records`.
     pub const BATCH_RECORDS: (u64, u64) = (1, 1_000_000);
     /// `search --limit`.
-    pub const LIMIT: (u64, u64) = (1, 1_000);
+    pub const LIMIT: (u64, u64) = strataflow::limits::SEARCH_LIMIT;
     /// `--budget` of search, diff and eval, in words.
-    pub const BUDGET: (u64, u64) = (1, 1_000_000);
+    pub const BUDGET: (u64, u64) = strataflow::limits::SEARCH_BUDGET;
     /// `profile create --concurrency`.
     pub const CONCURRENCY: (u64, u64) = (1, 256);
     /// `profile create --timeout`, in seconds.

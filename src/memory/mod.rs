@@ -24,6 +24,7 @@ mod models;
 mod plan;
 mod search;
 mod tenant;
+mod tenant_stats;
 mod views;
 
 pub use derivation::{DerivationStatus, EventListing, FailureInfo, OperatorStatus, ProfileEvents};
@@ -42,6 +43,7 @@ pub use search::{Channel, SearchHit, SearchRequest, SearchResponse, Searcher};
 pub use tenant::{
     ContextOptions, EventsQuery, ExpandOptions, SearchOptions, TenantMemory, ViewsOptions,
 };
+pub use tenant_stats::TenantStats;
 pub use views::ViewReport;
 
 /// Configuration key of the block size in turns.
@@ -362,6 +364,12 @@ impl Memory {
             .map_err(|e| MemoryError::ImportParquet(Box::new(e)))?;
         self.refresh_tenants_views(None, &self.tenants()?)?;
         Ok(report)
+    }
+
+    /// The last sequence number of the log (0 when it is empty): every
+    /// read made after this call reflects at least this record.
+    pub fn last_seq(&self) -> Result<u64, MemoryError> {
+        Ok(self.store.last_seq()?.unwrap_or(0))
     }
 
     /// What the directory holds.

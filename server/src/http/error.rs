@@ -24,6 +24,9 @@ pub struct ApiError {
     /// The field at fault.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub field: Option<String>,
+    /// The value at fault, cut to 72 characters.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
     /// The log sequence the server reflects (on `min_seq` time-outs).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub seq: Option<u64>,
@@ -46,6 +49,7 @@ impl ApiError {
             message: message.into().replace(['\n', '\r'], " "),
             index: None,
             field: None,
+            value: None,
             seq: None,
             retry_after: None,
         }
@@ -82,6 +86,18 @@ impl ApiError {
     /// The same refusal naming the field at fault.
     pub fn at_field(mut self, field: impl Into<String>) -> Self {
         self.field = Some(field.into());
+        self
+    }
+
+    /// The same refusal quoting the value at fault (cut to 72 characters).
+    pub fn with_value(mut self, value: &str) -> Self {
+        self.value = Some(value.chars().take(72).collect());
+        self
+    }
+
+    /// The same refusal, retryable after `secs` seconds (`Retry-After`).
+    pub fn retry(mut self, secs: u32) -> Self {
+        self.retry_after = Some(secs);
         self
     }
 

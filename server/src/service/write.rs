@@ -1,0 +1,293 @@
+//! Writes: appending messages (one request, all or nothing) and ingesting
+//! a JSONL or LoCoMo body, both through the server's one streaming
+//! ingester, so blocks seal and derive in the log order of the input.
+
+use serde::Serialize;
+use serde_json::Value;
+use strataflow::pipeline::source::jsonl::parse_line;
+use strataflow::pipeline::source::{InputError, MessageInput, SourceItem, locomo};
+use strataflow::pipeline::stream::StreamError;
+
+use super::read::cut;
+use super::{Service, tenant_of};
+use crate::http::auth::Caller;
+use crate::http::error::ApiError;
+
+/// Messages appended by one ingest call at most, per group (each group is
+/// appended all or nothing).
+const INGEST_GROUP: usize = 1000;
+
+/// One message made durable.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct StoredMessage {
+    /// Its record id.
+    pub id: String,
+    /// False when the same message was stored before (nothing written).
+    pub new: bool,
+}
+
+/// The answer of an append: each message's record id, in request order.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Remembered {
+    /// Per message, in request order.
+    pub messages: Vec<StoredMessage>,
+    /// A log sequence at or after every message of the request: read with
+    /// `min_seq` set to it to see them.
+    pub seq: u64,
+}
+
+/// A rejected line of an ingest body.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RejectedItem {
+    /// 1-based line (JSONL), or 0 for a LoCoMo item.
+    pub line: usize,
+    /// The field at fault.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
+    /// What is wrong.
+    pub problem: String,
+}
+
+/// The summary of an ingest call.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct IngestSummary {
+    /// Messages read.
+    pub read: usize,
+    /// Messages newly stored.
+    pub stored: usize,
+    /// Messages already stored with the same content.
+    pub already_stored: usize,
+    /// Items skipped (with `skip_invalid`).
+    pub rejected: Vec<RejectedItem>,
+    /// A log sequence at or after every stored message.
+    pub seq: u64,
+}
+
+impl Service {
+    /// Appends messages, all or nothing: an invalid message, or one whose
+    /// id is stored with other content, refuses the request (naming its
+    /// index and field) and stores nothing.
+    pub async fn remember(
+        &self,
+        caller: &Caller,
+        tenant: Option<&str>,
+        items: Vec<Value>,
+    ) -> Result<Remembered, ApiError> {
+        if items.is_empty() {
+            return Err(ApiError::invalid("no message: send one object or a non-empty array"));
+        }
+        let tenant = tenant_of(caller, tenant)?;
+        let mut inputs = Vec::with_capacity(items.len());
+        for (index, mut item) in items.into_iter().enumerate() {
+            let Some(object) = item.as_object_mut() else {
+                return Err(ApiError::invalid(format!(
+                    "message {index} is not a JSON object"
+                ))
+                .at_index(index));
+            };
+            match object.get("tenant") {
+                None => {
+                    object.insert("tenant".into(), Value::String(tenant.clone()));
+                }
+                Some(Value::String(named)) if named == &tenant => {}
+                Some(Value::String(named)) => {
+                    // A key may not write another tenant, and a message may
+                    // not contradict the tenant the request names.
+                    caller.tenant(Some(named)).map_err(|e| e.at_index(index))?;
+                    return Err(ApiError::invalid(format!(
+                        "message {index}: `tenant` `{}` differs from the request's tenant `{}`",
+                        cut(named),
+                        cut(&tenant)
+                    ))
+                    .at_index(index)
+                    .at_field("tenant"));
+                }
+                Some(_) => {
+                    return Err(ApiError::invalid(format!(
+                        "message {index}: `tenant` must be a string"
+                    ))
+                    .at_index(index)
+                    .at_field("tenant"));
+                }
+            }
+            let text = item.to_string();
+            let input = parse_line("request", index + 1, &text)
+                .map_err(|e| input_error(index, &e))?;
+            inputs.push(input);
+        }
+        self.append_all(inputs).await
+    }
+
+    /// Ingests a JSONL (`format = "jsonl"`) or LoCoMo (`"locomo"`) body
+    /// into the tenant: invalid items refuse it whole, storing nothing,
+    /// unless `skip_invalid`, which stores the rest and lists them.
+    pub async fn ingest(
+        &self,
+        caller: &Caller,
+        tenant: Option<&str>,
+        format: &str,
+        skip_invalid: bool,
+        body: &str,
+    ) -> Result<IngestSummary, ApiError> {
+        let tenant = tenant_of(caller, tenant)?;
+        let mut inputs = Vec::new();
+        let mut rejected = Vec::new();
+        let mut reject = |line: usize, e: &InputError| -> Result<(), ApiError> {
+            if !skip_invalid {
+                let mut refusal = ApiError::invalid(format!("line {line}: {}", one_line(e)));
+                if let Some(field) = &e.field {
+                    refusal = refusal.at_field(field.clone());
+                }
+                return Err(refusal);
+            }
+            rejected.push(RejectedItem {
+                line,
+                field: e.field.clone(),
+                problem: e.problem.clone(),
+            });
+            Ok(())
+        };
+        match format {
+            "jsonl" => {
+                for (i, line) in body.lines().enumerate() {
+                    if line.trim().is_empty() {
+                        continue;
+                    }
+                    match parse_line("request", i + 1, line) {
+                        Ok(input) if input.tenant.is_empty() || input.tenant == tenant => {
+                            let mut input = input;
+                            input.tenant.clone_from(&tenant);
+                            inputs.push(input);
+                        }
+                        Ok(input) => {
+                            caller.tenant(Some(&input.tenant))?;
+                            let at = strataflow::pipeline::source::Location {
+                                file: "request".into(),
+                                line: Some(i + 1),
+                                path: None,
+                            };
+                            reject(
+                                i + 1,
+                                &InputError::field(&at, "tenant", "differs from the request's tenant"),
+                            )?;
+                        }
+                        Err(e) => reject(i + 1, &e)?,
+                    }
+                }
+            }
+            "locomo" => {
+                let items: Vec<SourceItem> = locomo::parse("request", "request", body, &tenant)
+                    .map_err(|e| ApiError::invalid(e.to_string()))?;
+                for item in items {
+                    match item {
+                        Ok(input) => inputs.push(input),
+                        Err(r) => reject(0, &r.error)?,
+                    }
+                }
+            }
+            other => {
+                return Err(ApiError::invalid(format!(
+                    "`format` `{}`: expected jsonl or locomo",
+                    cut(other)
+                ))
+                .at_field("format"));
+            }
+        }
+        let read = inputs.len() + rejected.len();
+        let mut stored = 0;
+        let mut already_stored = 0;
+        let mut seq = self.last_seq()?;
+        for group in chunks(inputs, INGEST_GROUP) {
+            let answer = self.append_all(group).await?;
+            for m in &answer.messages {
+                if m.new {
+                    stored += 1;
+                } else {
+                    already_stored += 1;
+                }
+            }
+            seq = answer.seq;
+        }
+        Ok(IngestSummary {
+            read,
+            stored,
+            already_stored,
+            rejected,
+            seq,
+        })
+    }
+
+    /// Appends `inputs` as one all-or-nothing group, bounded by the append
+    /// time-out (503 with `Retry-After` past it: a retry of the same
+    /// messages is safe, the same content is acknowledged again).
+    async fn append_all(&self, inputs: Vec<MessageInput>) -> Result<Remembered, ApiError> {
+        let appended = tokio::time::timeout(
+            self.options.append_timeout,
+            self.ingester.append_batch(inputs),
+        )
+        .await
+        .map_err(|_| {
+            ApiError::unavailable(
+                format!(
+                    "the ingest queue did not take the messages within {} s; retry (appending the same messages again is safe)",
+                    self.options.append_timeout.as_secs()
+                ),
+                1,
+            )
+        })?;
+        let acks = appended.map_err(stream_error)?;
+        let seq = self.last_seq()?;
+        Ok(Remembered {
+            messages: acks
+                .into_iter()
+                .map(|a| StoredMessage {
+                    id: a.id.to_string(),
+                    new: a.new,
+                })
+                .collect(),
+            seq,
+        })
+    }
+}
+
+fn chunks(mut inputs: Vec<MessageInput>, size: usize) -> Vec<Vec<MessageInput>> {
+    let mut out = Vec::new();
+    while inputs.len() > size {
+        let rest = inputs.split_off(size);
+        out.push(std::mem::replace(&mut inputs, rest));
+    }
+    if !inputs.is_empty() {
+        out.push(inputs);
+    }
+    out
+}
+
+/// An invalid message of a request.
+fn input_error(index: usize, e: &InputError) -> ApiError {
+    let mut refusal = ApiError::invalid(format!("message {index}: {}", one_line(e))).at_index(index);
+    if let Some(field) = &e.field {
+        refusal = refusal.at_field(field.clone());
+    }
+    refusal
+}
+
+/// An input error without its location (the request names it otherwise).
+fn one_line(e: &InputError) -> String {
+    match &e.field {
+        Some(field) => format!("`{field}` {}", e.problem),
+        None => e.problem.clone(),
+    }
+}
+
+/// A refusal of the ingester.
+fn stream_error(e: StreamError) -> ApiError {
+    match e {
+        StreamError::Conflict { .. } => ApiError::new(
+            axum::http::StatusCode::CONFLICT,
+            "conflict",
+            e.to_string(),
+        ),
+        StreamError::Closed => ApiError::unavailable("the server is stopping", 1),
+        other => ApiError::internal(other.to_string()),
+    }
+}
