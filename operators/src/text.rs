@@ -110,6 +110,7 @@ pub fn words(text: &str) -> Vec<String> {
         .collect()
 }
 
+#[cfg(test)]
 pub(crate) use strataflow_text::normalise::push_lowercase;
 
 /// Words that carry no topic.
