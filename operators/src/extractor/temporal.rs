@@ -946,6 +946,8 @@ impl<'a> Ctx<'a> {
         TimeExpression {
             start: c.start,
             end: c.end,
+            // Candidate spans run from a token's start to a token's end:
+            // char boundaries of the text, so the default is never taken.
             text: self
                 .text
                 .get(c.start..c.end)

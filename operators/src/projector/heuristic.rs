@@ -1801,6 +1801,7 @@ fn match_identity(ctx: &mut EventCtx, b: &mut Builder, s: &mut Sent) {
         let Some(speaker) = ctx.speaker.clone() else {
             continue;
         };
+        // `rsplit` yields at least one piece: never the default.
         let head = phrase.rsplit(' ').next().unwrap_or_default();
         if OCCUPATIONS.contains(&head) {
             ctx.fact(b, &speaker, "occupation", vec![phrase], FactMode::State);
