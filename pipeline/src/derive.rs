@@ -417,14 +417,10 @@ impl Run<'_> {
     ) -> Result<Step<(RecordId, BlockSummary)>, DeriveError> {
         let state = summary_state(self.store, self.ops, &input.id)?;
         if let Some(done) = state.done {
-            let id = done
-                .outputs
-                .first()
-                .copied()
-                .ok_or_else(|| DeriveError::NoOutput {
-                    stage: "summary",
-                    input: input.id,
-                })?;
+            let id = done.outputs.first().copied().ok_or(DeriveError::NoOutput {
+                stage: "summary",
+                input: input.id,
+            })?;
             return match self.store.get(&id)?.map(|s| s.record) {
                 Some(Record::BlockSummary(s)) => Ok(Step::Done((id, s))),
                 _ => Err(DeriveError::Missing {
