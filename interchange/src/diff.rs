@@ -137,6 +137,7 @@ fn side(item: &(RecordId, String, Event), external: &BTreeMap<RecordId, String>)
     let (id, thread, e) = item;
     let happened = match (e.temporal.happened_start, e.temporal.happened_end) {
         (None, None) => None,
+        // An open end is written empty (`..2023-05-01T00:00:00+00:00`).
         (start, end) => Some(format!(
             "{}..{}",
             start.map(|t| t.to_rfc3339()).unwrap_or_default(),
@@ -176,6 +177,7 @@ fn changes(a: &EventSide, b: &EventSide) -> Vec<FieldChange> {
     };
     field("title", a.title.clone(), b.title.clone());
     field("summary", a.summary.clone(), b.summary.clone());
+    // No interval compares as the empty text.
     field(
         "happened",
         a.happened.clone().unwrap_or_default(),

@@ -60,7 +60,18 @@ pub enum ExportError {
         #[source]
         source: std::io::Error,
     },
-    /// Arrow or Parquet refused the data.
+    /// A value could not be written as JSON (a record's JSON column, the
+    /// manifest): a bug, never written as an empty value.
+    #[error("cannot write {what} as JSON: {source}")]
+    Json {
+        /// What (`graph assertion at sequence 12`, `manifest.json`).
+        what: String,
+        /// serde_json's error.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// Arrow or Parquet refused the data. `detail` is their message (their
+    /// errors are opaque to a caller, who acts on the file).
     #[error("cannot write {}: {detail}", path.display())]
     Parquet {
         /// The file.
@@ -584,7 +595,11 @@ impl Tables {
                 )
             }
             Record::GraphAssertion(a) => {
-                let assertion = serde_json::to_string(&a.assertion).unwrap_or_default();
+                let assertion =
+                    serde_json::to_string(&a.assertion).map_err(|source| ExportError::Json {
+                        what: format!("the graph assertion at sequence {seq}"),
+                        source,
+                    })?;
                 self.assertions.push(
                     env,
                     vec![
@@ -623,7 +638,11 @@ impl Tables {
             }
             other => match self.others.get_mut(&other.kind()) {
                 Some(table) => {
-                    let json = serde_json::to_string(other).unwrap_or_default();
+                    let json =
+                        serde_json::to_string(other).map_err(|source| ExportError::Json {
+                            what: format!("the {} record at sequence {seq}", other.kind().name()),
+                            source,
+                        })?;
                     table.push(
                         env,
                         vec![
@@ -736,6 +755,9 @@ fn export_records(
 
 fn write_manifest(dir: &Path, manifest: &ExportManifest) -> Result<(), ExportError> {
     let path = dir.join("manifest.json");
-    let text = serde_json::to_string_pretty(manifest).unwrap_or_default();
+    let text = serde_json::to_string_pretty(manifest).map_err(|source| ExportError::Json {
+        what: "manifest.json".into(),
+        source,
+    })?;
     std::fs::write(&path, text).map_err(|source| ExportError::Io { path, source })
 }

@@ -29,6 +29,27 @@ use strataflow_log::{Durability, RecordKind, Store, StoreError};
 /// Records per append.
 const IMPORT_BATCH: usize = 4096;
 
+/// What an import found different from its export.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ImportMismatch {
+    /// The store's record counts differ from the manifest's.
+    #[error(
+        "the manifest lists {listed} records; the store holds {counted} ending at sequence {last_seq}"
+    )]
+    Counts {
+        /// Records the export's manifest lists.
+        listed: u64,
+        /// Records the kind counters of the loaded store add up to.
+        counted: u64,
+        /// The loaded store's last sequence.
+        last_seq: u64,
+    },
+    /// The staging directory was not finished loading.
+    #[error("the staging directory is still marked incomplete")]
+    StagingIncomplete,
+}
+
 /// Error of an import.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -50,7 +71,9 @@ pub enum ImportError {
         /// Its `since_seq`.
         since: u64,
     },
-    /// A file is missing, unreadable or not an export.
+    /// A file is missing, unreadable or not an export. `detail` is the
+    /// human text of the reader's (arrow, parquet, serde) refusal: the file
+    /// is what a caller acts on.
     #[error("{}: {detail}", path.display())]
     Bad {
         /// The file.
@@ -69,14 +92,14 @@ pub enum ImportError {
     },
     /// After loading, the store's counts differ from the export's manifest.
     #[error(
-        "the import of {} is inconsistent: {detail}; the target was left untouched",
+        "the import of {} is inconsistent: {mismatch}; the target was left untouched",
         from.display()
     )]
     Inconsistent {
         /// The export.
         from: PathBuf,
-        /// Which counts differ.
-        detail: String,
+        /// What differs.
+        mismatch: ImportMismatch,
     },
     /// Preparing, cleaning or renaming the staging directory failed.
     #[error("{}: {source}", path.display())]
@@ -205,9 +228,11 @@ pub fn import_parquet(store: &Store, from: &Path) -> Result<ImportReport, Import
     if last_seq != total || counted != total {
         return Err(ImportError::Inconsistent {
             from: from.to_path_buf(),
-            detail: format!(
-                "the manifest lists {total} records; the store holds {counted} ending at sequence {last_seq}"
-            ),
+            mismatch: ImportMismatch::Counts {
+                listed: total,
+                counted,
+                last_seq,
+            },
         });
     }
     pause::point("import-done");
@@ -349,7 +374,7 @@ impl StagedImport {
             if let Some(source) = store.config(IMPORT_INCOMPLETE_CONFIG)? {
                 return Err(ImportError::Inconsistent {
                     from: PathBuf::from(source),
-                    detail: "the staging directory is still marked incomplete".into(),
+                    mismatch: ImportMismatch::StagingIncomplete,
                 });
             }
         }

@@ -138,7 +138,4 @@ pub enum StoreError {
         /// What is wrong.
         detail: String,
     },
-    /// A configuration value conflicts with stored data.
-    #[error("{0}")]
-    Config(String),
 }

@@ -33,7 +33,7 @@ pub use audit::{AuditProblem, AuditReport};
 pub use envelope::{DecodeError, EncodeError};
 pub use error::StoreError;
 pub use id::{Digest, ParseIdError, RecordId};
-pub use integrity::{Damage, TableCheck};
+pub use integrity::{Damage, Inconsistency, ManifestDamage, TableCheck};
 pub use keys::MAX_NAME_BYTES;
 pub use record::{Record, RecordKind};
 pub use store::{AppendReceipt, Appended, Durability, Store, StoredRecord, ThreadHead};

@@ -249,6 +249,8 @@ pub fn recover(from: &Path, to: &Path) -> Result<RecoveryReport, RecoverError> {
             path: to.to_path_buf(),
         });
     }
+    // The directory is damaged: a manifest that cannot be read only loses
+    // its last sequence as a bound of what to look for.
     let manifest = Manifest::load(from).ok().flatten();
     let mut scratch_name = to.as_os_str().to_owned();
     scratch_name.push(".recover-scratch");
@@ -300,6 +302,8 @@ fn recover_with(
 
     // Configuration (block size, profiles): the tables' values, then the
     // journals' later writes.
+    // Tables that cannot be read lose their configuration values (the
+    // journals' are still kept); records are what recover must save.
     let mut configs: BTreeMap<String, Option<String>> = tables
         .configs_with_prefix("")
         .unwrap_or_default()
@@ -322,6 +326,7 @@ fn recover_with(
         }
     }
 
+    // Unreadable tables: the journals and the manifest still bound the scan.
     let table_last = tables.last_seq().ok().flatten().unwrap_or(0);
     let journal_last = journals.records.keys().next_back().copied().unwrap_or(0);
     let last = table_last

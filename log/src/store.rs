@@ -23,7 +23,7 @@ use crate::error::StoreError;
 pub use crate::head::ThreadHead;
 use crate::id::{Digest, RecordId};
 use crate::integrity::manifest::Manifest;
-use crate::integrity::{self, Damage, TableCheck};
+use crate::integrity::{self, Damage, Inconsistency, TableCheck};
 use crate::keys::{self, MAX_NAME_BYTES};
 use crate::recent::Recent;
 use crate::record::{ModelCall, Record, RecordKind};
@@ -312,7 +312,10 @@ impl Store {
             let first = match self.records.first_key_value() {
                 Some(guard) => {
                     let key = guard.key().map_err(|e| self.storage(e))?;
-                    keys::decode_seq(&key).unwrap_or(0)
+                    keys::decode_seq(&key).ok_or_else(|| StoreError::Corrupt {
+                        keyspace: keys::RECORDS,
+                        detail: format!("first key {key:02x?} is not a sequence number"),
+                    })?
                 }
                 None => 0,
             };
@@ -321,25 +324,32 @@ impl Store {
             }
             let total: u64 = counts.values().sum();
             if total != last {
-                return Err(damaged(Damage::Inconsistent(format!(
-                    "the kind counters add up to {total} records but the log holds 1..={last}"
-                ))));
+                return Err(damaged(Damage::Inconsistent(Inconsistency::KindCounters {
+                    total,
+                    last,
+                })));
             }
-            let bytes = self.raw_value(last)?.unwrap_or_default();
+            let Some(bytes) = self.raw_value(last)? else {
+                return Err(damaged(Damage::Inconsistent(
+                    Inconsistency::LastRecordMissing { seq: last },
+                )));
+            };
             let id = id_of(&bytes);
             if self.seq_of(&id)? != Some(last) {
-                return Err(damaged(Damage::Inconsistent(format!(
-                    "the id index lacks the last record ({id} at sequence {last})"
-                ))));
+                return Err(damaged(Damage::Inconsistent(Inconsistency::IdIndex {
+                    id,
+                    seq: last,
+                })));
             }
             let kind = decode(&bytes)
                 .map_err(|source| StoreError::Decode { seq: last, source })?
                 .kind();
             if self.indexed_id(kind, last)? != Some(id) {
-                return Err(damaged(Damage::Inconsistent(format!(
-                    "the kind index lacks the last record ({} {id} at sequence {last})",
-                    kind.name()
-                ))));
+                return Err(damaged(Damage::Inconsistent(Inconsistency::KindIndex {
+                    kind: kind.name(),
+                    id,
+                    seq: last,
+                })));
             }
         }
         if last > 0 && manifest.as_ref().is_none_or(|m| m.last_seq != last) {
@@ -584,6 +594,7 @@ impl Store {
     ) -> Result<(), StoreError> {
         let order = |detail: String| StoreError::ThreadOrder {
             tenant: record.tenant().to_owned(),
+            // Only threaded records (messages, blocks) are order-checked.
             thread: record.thread().unwrap_or_default().to_owned(),
             detail,
         };
@@ -755,6 +766,7 @@ impl Store {
             .or_else(|| pending.recent.heads.get(prefix))
         {
             Some(h) => Ok(*h),
+            // A thread with no head has no message yet: zero counters.
             None => Ok(self.head_at(prefix)?.unwrap_or_default()),
         }
     }
@@ -829,7 +841,9 @@ impl Store {
         limit: usize,
     ) -> Result<Vec<RecordId>, StoreError> {
         let even = hex_prefix.len() - hex_prefix.len() % 2;
-        let Ok(bytes) = hex::decode(hex_prefix.get(..even).unwrap_or_default()) else {
+        // A prefix that is not hex (`get` fails only inside a non-ASCII
+        // character) matches no id; it must not become the empty prefix.
+        let Some(Ok(bytes)) = hex_prefix.get(..even).map(hex::decode) else {
             return Ok(Vec::new());
         };
         let mut out = Vec::new();
@@ -1039,12 +1053,19 @@ impl Store {
 
     /// Number of records of a kind.
     pub fn count(&self, kind: RecordKind) -> Result<u64, StoreError> {
-        Ok(self
+        // No counter is no record of the kind yet; a counter that is not 8
+        // bytes is damage, not zero.
+        match self
             .meta
             .get(keys::count_key(kind))
             .map_err(|e| self.storage(e))?
-            .and_then(|v| keys::decode_seq(&v))
-            .unwrap_or(0))
+        {
+            None => Ok(0),
+            Some(v) => keys::decode_seq(&v).ok_or_else(|| StoreError::Corrupt {
+                keyspace: keys::META,
+                detail: format!("the `{}` counter is {} bytes, not 8", kind.name(), v.len()),
+            }),
+        }
     }
 
     /// A configuration value of the data directory.
@@ -1064,7 +1085,13 @@ impl Store {
         let mut out = Vec::new();
         for item in self.meta.prefix(&key_prefix) {
             let (k, v) = item.into_inner().map_err(|e| self.storage(e))?;
-            let name = String::from_utf8_lossy(k.get(skip..).unwrap_or_default()).into_owned();
+            // Every key of the prefix scan starts with the (longer) prefix.
+            #[expect(
+                clippy::expect_used,
+                reason = "a prefix scan yields keys that start with the prefix"
+            )]
+            let name = k.get(skip..).expect("key starts with the config prefix");
+            let name = String::from_utf8_lossy(name).into_owned();
             out.push((name, String::from_utf8_lossy(&v).into_owned()));
         }
         Ok(out)
@@ -1377,4 +1404,107 @@ fn check_name(field: &'static str, name: &str) -> Result<(), StoreError> {
         });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod error_tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::integrity::ManifestDamage;
+    use crate::record::{Message, Role};
+    use crate::time::SourceTime;
+
+    fn message(ext: &str, position: u64) -> Record {
+        Record::Message(Message {
+            tenant: String::new(),
+            thread: "t".into(),
+            external_id: ext.into(),
+            position,
+            role: Role::User,
+            speaker: None,
+            content: format!("turn {position}"),
+            tool_calls: vec![],
+            time: SourceTime::utc_without_offset(1_700_000_000_000),
+        })
+    }
+
+    fn filled(dir: &Path) -> Store {
+        let store = Store::open(dir).unwrap();
+        store
+            .append(&[message("1", 0), message("2", 1)], Durability::Sync)
+            .unwrap();
+        store
+    }
+
+    #[test]
+    fn a_malformed_counter_is_corrupt_not_zero() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = filled(dir.path());
+        assert_eq!(store.count(RecordKind::Message).unwrap(), 2);
+        store
+            .meta
+            .insert(keys::count_key(RecordKind::Message), [0u8; 3])
+            .unwrap();
+        match store.count(RecordKind::Message) {
+            Err(StoreError::Corrupt { keyspace, detail }) => {
+                assert_eq!(keyspace, keys::META);
+                assert!(detail.contains("3 bytes"), "{detail}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn counters_that_disagree_with_the_log_are_typed_damage() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = filled(dir.path());
+        store
+            .meta
+            .insert(keys::count_key(RecordKind::Message), 5u64.to_be_bytes())
+            .unwrap();
+        store.db.persist(PersistMode::SyncAll).unwrap();
+        drop(store);
+        match Store::open(dir.path()) {
+            Err(StoreError::Damaged { damage, .. }) => {
+                assert_eq!(
+                    *damage,
+                    Damage::Inconsistent(Inconsistency::KindCounters { total: 5, last: 2 })
+                );
+                assert_eq!(
+                    damage.to_string(),
+                    "the kind counters add up to 5 records but the log holds 1..=2"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn an_unparsable_manifest_is_typed_damage_with_its_position() {
+        let dir = tempfile::tempdir().unwrap();
+        drop(filled(dir.path()));
+        std::fs::write(
+            dir.path().join(crate::integrity::manifest::FILE),
+            "{\"format\": 1,\n oops",
+        )
+        .unwrap();
+        match Store::open(dir.path()) {
+            Err(StoreError::Damaged { damage, .. }) => match *damage {
+                Damage::Manifest(ManifestDamage::Invalid { line, column, .. }) => {
+                    assert_eq!((line, column), (2, 2));
+                }
+                other => panic!("{other:?}"),
+            },
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_non_hex_prefix_matches_no_id() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = filled(dir.path());
+        assert_eq!(store.ids_with_prefix("", 10).unwrap().len(), 2);
+        assert!(store.ids_with_prefix("é", 10).unwrap().is_empty());
+        assert!(store.ids_with_prefix("aé", 10).unwrap().is_empty());
+    }
 }

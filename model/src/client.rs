@@ -67,6 +67,8 @@ struct Failure {
     retry_after: Option<Duration>,
     /// No connection could be made (refused, DNS): retried at most once.
     unreachable: bool,
+    /// The HTTP status, when the service answered.
+    status: Option<u16>,
     message: String,
 }
 
@@ -76,6 +78,7 @@ impl Failure {
             retry: true,
             retry_after: None,
             unreachable: false,
+            status: None,
             message,
         }
     }
@@ -95,44 +98,52 @@ impl ModelClient {
     /// `settings.api_key_env` (a [`ModelError::Config`] naming the variable
     /// when it is unset or empty; the value is never shown).
     pub fn new(settings: &ModelSettings) -> Result<Self, ModelError> {
-        let endpoint = reqwest::Url::parse(&settings.endpoint()).map_err(|e| {
-            ModelError::Config(format!(
-                "base URL `{}` is not a valid URL: {e}",
-                settings.base_url
-            ))
-        })?;
+        let endpoint =
+            reqwest::Url::parse(&settings.endpoint()).map_err(|e| ModelError::Config {
+                setting: ModelError::SETTING_BASE_URL,
+                problem: format!("base URL `{}` is not a valid URL: {e}", settings.base_url),
+            })?;
         if !matches!(endpoint.scheme(), "http" | "https") {
-            return Err(ModelError::Config(format!(
-                "base URL `{}` must start with http:// or https://",
-                settings.base_url
-            )));
+            return Err(ModelError::Config {
+                setting: ModelError::SETTING_BASE_URL,
+                problem: format!(
+                    "base URL `{}` must start with http:// or https://",
+                    settings.base_url
+                ),
+            });
         }
         let api_key = match &settings.api_key_env {
             None => None,
             Some(var) => match std::env::var(var) {
                 Ok(key) if !key.trim().is_empty() => Some(key.trim().to_owned()),
                 Ok(_) => {
-                    return Err(ModelError::Config(format!(
-                        "the API key variable `{var}` is empty"
-                    )));
+                    return Err(ModelError::Config {
+                        setting: ModelError::SETTING_API_KEY_ENV,
+                        problem: format!("the API key variable `{var}` is empty"),
+                    });
                 }
                 Err(_) => {
-                    return Err(ModelError::Config(format!(
-                        "the API key variable `{var}` is not set (or not UTF-8)"
-                    )));
+                    return Err(ModelError::Config {
+                        setting: ModelError::SETTING_API_KEY_ENV,
+                        problem: format!("the API key variable `{var}` is not set (or not UTF-8)"),
+                    });
                 }
             },
         };
         if settings.concurrency == 0 {
-            return Err(ModelError::Config(
-                "model concurrency must be at least 1".into(),
-            ));
+            return Err(ModelError::Config {
+                setting: ModelError::SETTING_CONCURRENCY,
+                problem: "model concurrency must be at least 1".into(),
+            });
         }
         let http = reqwest::Client::builder()
             .timeout(settings.timeout)
             .connect_timeout(settings.timeout.min(Duration::from_secs(10)))
             .build()
-            .map_err(|e| ModelError::Config(format!("cannot build the HTTP client: {e}")))?;
+            .map_err(|e| ModelError::Config {
+                setting: ModelError::SETTING_RUNTIME,
+                problem: format!("cannot build the HTTP client: {e}"),
+            })?;
         Ok(Self {
             http,
             endpoint,
@@ -166,19 +177,25 @@ impl ModelClient {
     /// failure, is [`ModelError::Unavailable`] naming the status and a
     /// clipped body. The API key never appears in an error.
     pub async fn complete(&self, request: &ModelRequest) -> Result<Completion, ModelError> {
-        let body = serde_json::to_vec(&Self::request_body(request))
-            .map_err(|e| ModelError::Config(format!("cannot encode the request: {e}")))?;
+        let body =
+            serde_json::to_vec(&Self::request_body(request)).map_err(|e| ModelError::Config {
+                setting: ModelError::SETTING_RUNTIME,
+                problem: format!("cannot encode the request: {e}"),
+            })?;
         let mut attempts = 0u32;
         loop {
             attempts += 1;
             let outcome = {
-                let _permit = self.permits.acquire().await.map_err(|_| {
-                    ModelError::Unavailable("the model client was shut down".into())
-                })?;
+                let _permit = self
+                    .permits
+                    .acquire()
+                    .await
+                    .map_err(|_| ModelError::local("the model client was shut down"))?;
                 self.attempt(&body).await
             };
             match outcome {
                 Ok(text) => {
+                    // `attempt` returns only bodies that passed this check.
                     let usage = check_completion(&text)
                         .map(|v| usage_of(&v))
                         .unwrap_or_default();
@@ -216,7 +233,11 @@ impl ModelClient {
                     } else {
                         failure.message
                     };
-                    return Err(ModelError::Unavailable(self.redact(message)));
+                    return Err(ModelError::Unavailable {
+                        status: failure.status,
+                        retryable: failure.retry,
+                        message: self.redact(message),
+                    });
                 }
             }
         }
@@ -255,6 +276,7 @@ impl ModelClient {
             retry,
             retry_after,
             unreachable: false,
+            status: Some(status.as_u16()),
             message,
         })
     }

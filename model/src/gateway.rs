@@ -74,7 +74,10 @@ impl RecordingGateway {
                 .thread_name("strataflow-model")
                 .enable_all()
                 .build()
-                .map_err(|e| ModelError::Config(format!("cannot start the model runtime: {e}")))?;
+                .map_err(|e| ModelError::Config {
+                    setting: ModelError::SETTING_RUNTIME,
+                    problem: format!("cannot start the model runtime: {e}"),
+                })?;
             Some(Online {
                 client,
                 runtime: Some(runtime),
@@ -101,7 +104,7 @@ impl RecordingGateway {
     pub fn recorded(&self, key: &Digest) -> Result<Option<(RecordId, ModelCall)>, ModelError> {
         self.store
             .model_call(key)
-            .map_err(|e| ModelError::Unavailable(format!("reading recorded model call {key}: {e}")))
+            .map_err(|e| ModelError::local(format!("reading recorded model call {key}: {e}")))
     }
 
     fn answer(&self, request: &ModelRequest, subject: &str) -> Result<ModelReply, ModelError> {
@@ -131,7 +134,7 @@ impl RecordingGateway {
         self.store
             .append(&[Record::ModelCall(call)], Durability::Sync)
             .map_err(|e| {
-                ModelError::Unavailable(format!(
+                ModelError::local(format!(
                     "recording the model call for {} on {subject}: {e}",
                     request.operator
                 ))
@@ -140,7 +143,7 @@ impl RecordingGateway {
         // Answer from what the log holds (the first recorded call wins), so
         // a fresh reply and a replayed one are the same.
         let (id, stored) = self.recorded(&key)?.ok_or_else(|| {
-            ModelError::Unavailable(format!(
+            ModelError::local(format!(
                 "model call {key} for {} on {subject} was appended but is not indexed",
                 request.operator
             ))
@@ -153,9 +156,7 @@ impl Online {
     /// Runs the client on the gateway's runtime and waits for it.
     fn run(&self, request: &ModelRequest) -> Result<Completion, ModelError> {
         let Some(runtime) = &self.runtime else {
-            return Err(ModelError::Unavailable(
-                "the model runtime is shut down".into(),
-            ));
+            return Err(ModelError::local("the model runtime is shut down"));
         };
         let (tx, rx) = mpsc::sync_channel(1);
         let client = Arc::clone(&self.client);
@@ -166,8 +167,8 @@ impl Online {
         });
         let wait = move || {
             rx.recv().unwrap_or_else(|_| {
-                Err(ModelError::Unavailable(
-                    "the model request was dropped before it answered".into(),
+                Err(ModelError::local(
+                    "the model request was dropped before it answered",
                 ))
             })
         };
@@ -188,11 +189,9 @@ fn reply_from(
     subject: &str,
     from_log: bool,
 ) -> Result<ModelReply, ModelError> {
-    let answer = parse_completion(&call.response).map_err(|e| {
-        ModelError::Malformed(format!(
-            "{} on {subject} (model call {id}): {e}",
-            call.operator
-        ))
+    let answer = parse_completion(&call.response).map_err(|e| ModelError::Malformed {
+        call: Some(*id),
+        problem: format!("{} on {subject} (model call {id}): {e}", call.operator),
     })?;
     Ok(ModelReply {
         arguments: answer.arguments,

@@ -86,7 +86,12 @@ impl ModelRequest {
         out.push_str("},\"temperature\":");
         // serde_json prints an `f32` with the shortest digits of the `f32`
         // (0.2, not 0.20000000298023224) and a non-finite one as `null`.
-        out.push_str(&serde_json::to_string(&self.temperature).unwrap_or_default());
+        #[expect(
+            clippy::expect_used,
+            reason = "serde_json writes any f32 (a non-finite one as null)"
+        )]
+        let temperature = serde_json::to_string(&self.temperature).expect("an f32 serializes");
+        out.push_str(&temperature);
         out.push_str(",\"max_tokens\":");
         out.push_str(&self.max_tokens.to_string());
         out.push('}');
@@ -110,7 +115,9 @@ impl ModelRequest {
 
 /// Appends `s` as a JSON string (serde_json's escaping).
 fn push_json_str(out: &mut String, s: &str) {
-    out.push_str(&serde_json::to_string(s).unwrap_or_default());
+    #[expect(clippy::expect_used, reason = "serde_json writes any &str")]
+    let quoted = serde_json::to_string(s).expect("a str serializes");
+    out.push_str(&quoted);
 }
 
 /// What the model answered.
@@ -126,7 +133,12 @@ pub struct ModelReply {
 }
 
 /// Why a gateway could not answer.
+///
+/// The `Display` of a non-halting error is the text of the failed
+/// `Derivation` it becomes (through [`OperatorError::Model`]), so it must
+/// not change: record ids depend on it.
 #[derive(Clone, PartialEq, Eq, Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ModelError {
     /// Offline mode and the request is not recorded. Stops the job; nothing
     /// is written.
@@ -141,8 +153,20 @@ pub enum ModelError {
     },
     /// The model service failed after all retries (HTTP status, timeout,
     /// connection). The operator run fails and is retried later.
-    #[error("model service: {0}")]
-    Unavailable(String),
+    #[error("model service: {message}")]
+    Unavailable {
+        /// The HTTP status of the last attempt, when the service answered.
+        status: Option<u16>,
+        /// Whether the failure was transient (429, 5xx, a timeout, a
+        /// dropped connection, a body that is not a chat completion) and
+        /// only the retries ran out: a later run may succeed as it is.
+        /// False for a refusal (another 4xx) and for a local failure (the
+        /// log, the gateway's runtime), which a retry repeats.
+        retryable: bool,
+        /// What failed: the status and the clipped body, or the transport
+        /// error, never the API key.
+        message: String,
+    },
     /// The model service cannot be reached at all (connection refused, no
     /// such host): every other request would fail the same way, so the job
     /// stops at the first one instead of failing every block. Nothing of
@@ -159,33 +183,68 @@ pub enum ModelError {
     /// The response was not usable (no tool call and no JSON in the text,
     /// or arguments that are not JSON). The run fails; a later attempt
     /// asks again.
-    #[error("model output: {0}")]
-    Malformed(String),
+    #[error("model output: {problem}")]
+    Malformed {
+        /// The recorded `ModelCall` whose response is unusable (it stays
+        /// recorded), when the answer came from one.
+        call: Option<RecordId>,
+        /// What is wrong with it.
+        problem: String,
+    },
     /// The gateway is misconfigured (no model, no API key variable set).
     /// Stops the job.
-    #[error("model configuration: {0}")]
-    Config(String),
+    #[error("model configuration: {problem}")]
+    Config {
+        /// The setting at fault: [`ModelError::SETTING_BASE_URL`],
+        /// [`ModelError::SETTING_API_KEY_ENV`],
+        /// [`ModelError::SETTING_CONCURRENCY`], or
+        /// [`ModelError::SETTING_RUNTIME`] (the HTTP client or its runtime
+        /// could not start, or no service is connected).
+        setting: &'static str,
+        /// What is wrong.
+        problem: String,
+    },
 }
 
 impl ModelError {
+    /// [`ModelError::Config`]'s `setting`: the base URL.
+    pub const SETTING_BASE_URL: &'static str = "base_url";
+    /// [`ModelError::Config`]'s `setting`: the API key variable.
+    pub const SETTING_API_KEY_ENV: &'static str = "api_key_env";
+    /// [`ModelError::Config`]'s `setting`: the concurrency limit.
+    pub const SETTING_CONCURRENCY: &'static str = "concurrency";
+    /// [`ModelError::Config`]'s `setting`: the client, its runtime or the
+    /// connection to a service as a whole.
+    pub const SETTING_RUNTIME: &'static str = "runtime";
+
+    /// A local failure to answer (the log, the gateway's runtime): not the
+    /// service's, and not worth retrying as such.
+    pub fn local(message: impl Into<String>) -> Self {
+        Self::Unavailable {
+            status: None,
+            retryable: false,
+            message: message.into(),
+        }
+    }
+
     /// Whether the job must stop (nothing recorded) rather than record a
     /// failed derivation and go on.
     pub fn halts(&self) -> bool {
         matches!(
             self,
-            Self::Offline { .. } | Self::Config(_) | Self::Unreachable { .. }
+            Self::Offline { .. } | Self::Config { .. } | Self::Unreachable { .. }
         )
     }
 }
 
 /// A gateway error as an operator's: a halt stops the job, anything else
-/// is a failed run, recorded and retried.
+/// is a failed run, recorded (with the error's text) and retried.
 impl From<ModelError> for OperatorError {
     fn from(e: ModelError) -> Self {
         if e.halts() {
-            Self::Halted(e.to_string())
+            Self::Halted(e)
         } else {
-            Self::Failed(e.to_string())
+            Self::Model(e)
         }
     }
 }

@@ -63,22 +63,41 @@ pub fn config_hash(id: &OperatorId, canonical_config: &str) -> Digest {
 
 /// Why an operator run did not produce outputs.
 #[derive(Clone, PartialEq, Eq, Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum OperatorError {
-    /// The run failed: the text goes into a failed `Derivation` and the run
-    /// is retried within the attempt limit, so it must be deterministic for
-    /// deterministic operators (no times, no addresses).
+    /// The run's output was rejected: the text goes into a failed
+    /// `Derivation` and the run is retried within the attempt limit, so it
+    /// must be deterministic for deterministic operators (no times, no
+    /// addresses). It stays text: it is the record's content (its bytes are
+    /// in record ids), and the caller records it rather than branch on it.
     #[error("{0}")]
     Failed(String),
-    /// The job must stop before anything of this run is written (offline
-    /// and the model call is not recorded; the model is not configured).
+    /// The model could not answer this run (unavailable after its retries,
+    /// unusable output): a failed run like [`OperatorError::Failed`],
+    /// recorded with the model error's text.
     #[error("{0}")]
-    Halted(String),
+    Model(crate::model::ModelError),
+    /// The job must stop before anything of this run is written (offline
+    /// and the model call is not recorded; the model is not configured or
+    /// unreachable): [`ModelError::halts`](crate::model::ModelError::halts).
+    #[error("{0}")]
+    Halted(crate::model::ModelError),
 }
 
 impl OperatorError {
     /// A failed run with this reason.
     pub fn failed(reason: impl Into<String>) -> Self {
         Self::Failed(reason.into())
+    }
+
+    /// The text a failed `Derivation` records for this error (`None` for a
+    /// halt, which records nothing).
+    pub fn failure_text(&self) -> Option<String> {
+        match self {
+            Self::Failed(reason) => Some(reason.clone()),
+            Self::Model(e) => Some(e.to_string()),
+            Self::Halted(_) => None,
+        }
     }
 }
 

@@ -132,9 +132,14 @@ impl Registry {
     pub fn builtin() -> Self {
         let mut r = Self::default();
         r.add_summarizer(Arc::new(HeuristicSummarizer));
+        r.add_summarizer(Arc::new(
+            crate::summarizer::heuristic::HeuristicSummarizerV2,
+        ));
         r.add_extractor(Arc::new(HeuristicExtractor));
         r.add_extractor(Arc::new(crate::extractor::heuristic::HeuristicExtractorV2));
+        r.add_extractor(Arc::new(crate::extractor::heuristic::HeuristicExtractorV3));
         r.add_projector(Arc::new(HeuristicProjector));
+        r.add_projector(Arc::new(crate::projector::heuristic::HeuristicProjectorV2));
         r
     }
 

@@ -1,6 +1,11 @@
 //! English text helpers shared by the heuristic operators: sentences,
 //! words, stop words and the cues that mark a sentence as worth
 //! remembering. Deterministic and allocation-light; no model.
+//!
+//! Words come from the shared text crate ([`strataflow_text::tokens`]).
+//! [`sentences`] is the frozen splitter of the operator versions that
+//! shipped with it; newer versions split with
+//! [`strataflow_text::sentences`] (see [`Splitter`]).
 
 /// A sentence of a message with its byte span.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -11,9 +16,40 @@ pub struct Sentence<'a> {
     pub start: usize,
 }
 
+/// Which sentence splitter an operator version uses.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Splitter {
+    /// [`sentences`], frozen: the splitter of `heuristic-summarizer@1` and
+    /// `heuristic-extractor@1`/`@2`.
+    V1,
+    /// The shared [`strataflow_text::sentences::split`].
+    Shared,
+}
+
+impl Splitter {
+    /// The sentences of `text`.
+    pub fn sentences(self, text: &str) -> Vec<Sentence<'_>> {
+        match self {
+            Self::V1 => sentences(text),
+            Self::Shared => strataflow_text::sentences::split(text)
+                .into_iter()
+                .map(|s| Sentence {
+                    text: s.text,
+                    start: s.start,
+                })
+                .collect(),
+        }
+    }
+}
+
 /// Splits text into sentences at `.`, `!`, `?`, `…` (followed by space or
 /// end) and at line breaks. Abbreviations like "Mr." and decimals are kept
 /// whole. Empty pieces are dropped.
+///
+/// Frozen: the output of `heuristic-summarizer@1` and
+/// `heuristic-extractor@1`/`@2` depends on it; do not change (it does not
+/// know "Prof.", "cf.", initials or closing quotes — new versions use
+/// [`Splitter::Shared`]).
 pub fn sentences(text: &str) -> Vec<Sentence<'_>> {
     let mut out = Vec::new();
     let mut start = 0usize;
@@ -25,6 +61,10 @@ pub fn sentences(text: &str) -> Vec<Sentence<'_>> {
             '\n' => true,
             '!' | '?' | '…' | '。' | '！' | '？' => !matches!(next, Some('!' | '?')),
             '.' => {
+                // `start` and `at` are char boundaries of `text` (ends and
+                // starts of its chars), so `get` always succeeds, and
+                // `rsplit` yields at least one piece: neither default is
+                // ever taken.
                 let word_before = text.get(start..at).unwrap_or_default();
                 let last_word = word_before.rsplit(' ').next().unwrap_or_default();
                 let abbreviation = matches!(
@@ -61,38 +101,17 @@ fn push_sentence<'a>(text: &'a str, start: usize, end: usize, out: &mut Vec<Sent
     }
 }
 
-/// Lowercase words (letters, digits, apostrophes inside words).
+/// Lowercase words (letters, digits, apostrophes inside words):
+/// [`strataflow_text::tokens::words`], folded.
 pub fn words(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut current = String::new();
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        let inner_apostrophe = (c == '\'' || c == '’')
-            && !current.is_empty()
-            && chars.peek().is_some_and(|n| n.is_alphanumeric());
-        if c.is_alphanumeric() {
-            push_lowercase(&mut current, c);
-        } else if inner_apostrophe {
-            current.push('\'');
-        } else if !current.is_empty() {
-            out.push(std::mem::take(&mut current));
-        }
-    }
-    if !current.is_empty() {
-        out.push(current);
-    }
-    out
+    strataflow_text::tokens::words(text)
+        .iter()
+        .map(strataflow_text::Token::folded)
+        .collect()
 }
 
-/// Appends the lowercase form of `c` (`char::to_lowercase`, with a fast
-/// path for ASCII).
-pub(crate) fn push_lowercase(out: &mut String, c: char) {
-    if c.is_ascii() {
-        out.push(c.to_ascii_lowercase());
-    } else {
-        out.extend(c.to_lowercase());
-    }
-}
+#[cfg(test)]
+pub(crate) use strataflow_text::normalise::push_lowercase;
 
 /// Words that carry no topic.
 pub fn is_stop_word(word: &str) -> bool {
@@ -468,6 +487,63 @@ mod tests {
         for s in sentences(text) {
             assert_eq!(&text[s.start..s.start + s.text.len()], s.text);
         }
+    }
+
+    /// The words of this module before they moved to the text crate.
+    fn words_before_the_move(text: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut current = String::new();
+        let mut chars = text.chars().peekable();
+        while let Some(c) = chars.next() {
+            let inner_apostrophe = (c == '\'' || c == '’')
+                && !current.is_empty()
+                && chars.peek().is_some_and(|n| n.is_alphanumeric());
+            if c.is_alphanumeric() {
+                push_lowercase(&mut current, c);
+            } else if inner_apostrophe {
+                current.push('\'');
+            } else if !current.is_empty() {
+                out.push(std::mem::take(&mut current));
+            }
+        }
+        if !current.is_empty() {
+            out.push(current);
+        }
+        out
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn words_are_unchanged_by_the_move(text in "[a-zA-Z0-9 '’.,İÉé\u{2019}-]{0,40}") {
+            proptest::prop_assert_eq!(words(&text), words_before_the_move(&text));
+        }
+    }
+
+    #[test]
+    fn v1_splits_where_the_shared_splitter_does_not() {
+        let text = "Prof. Xavier came. J. R. R. Tolkien wrote it.";
+        let v1: Vec<_> = Splitter::V1
+            .sentences(text)
+            .iter()
+            .map(|s| s.text)
+            .collect();
+        let shared: Vec<_> = Splitter::Shared
+            .sentences(text)
+            .iter()
+            .map(|s| s.text)
+            .collect();
+        assert_eq!(
+            v1,
+            [
+                "Prof.",
+                "Xavier came.",
+                "J.",
+                "R.",
+                "R.",
+                "Tolkien wrote it."
+            ]
+        );
+        assert_eq!(shared, ["Prof. Xavier came.", "J. R. R. Tolkien wrote it."]);
     }
 
     #[test]

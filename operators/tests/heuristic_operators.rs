@@ -3,8 +3,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 use strataflow_operators::extractor::HeuristicExtractor;
+use strataflow_operators::extractor::heuristic::{HeuristicExtractorV2, HeuristicExtractorV3};
 use strataflow_operators::operator::{BlockInput, ExtractionInput, Extractor, Summarizer};
 use strataflow_operators::summarizer::HeuristicSummarizer;
+use strataflow_operators::summarizer::heuristic::HeuristicSummarizerV2;
 use strataflow_record::record::{
     Block, BlockSummary, Message, Occurrence, Precision, Role, TimeBasis,
 };
@@ -225,4 +227,94 @@ fn a_cancellation_supersedes_the_matching_plan_in_the_timeline() {
         .find(|e| e.temporal.status == Occurrence::Cancelled)
         .unwrap();
     assert_eq!(cancel.temporal.supersedes, vec![plan_id]);
+}
+
+/// One block of one message with abbreviations.
+fn abbreviation_block() -> (Block, Vec<(RecordId, Message)>) {
+    let msgs = vec![message(
+        0,
+        Role::User,
+        "Ana",
+        "My mentor Dr. Patel joined the team. She is great. I met Prof. Lee in Porto last week.",
+        "2024-05-10T21:30:00+02:00",
+    )];
+    let block = Block {
+        tenant: String::new(),
+        thread: "t".into(),
+        ordinal: 1,
+        start_turn: 1,
+        end_turn: 1,
+        first_position: 0,
+        last_position: 0,
+        messages: msgs.iter().map(|(id, _)| *id).collect(),
+        time: msgs[0].1.time,
+        l4: String::new(),
+        l3: String::new(),
+    };
+    (block, msgs)
+}
+
+fn quotes(x: &dyn Extractor, block: &Block, msgs: &[(RecordId, Message)]) -> Vec<Vec<String>> {
+    let target = BlockInput {
+        id: RecordId([99; 32]),
+        block,
+        messages: msgs,
+        attempt: 1,
+    };
+    let summary = HeuristicSummarizer.summarize(&target).unwrap();
+    x.extract(&ExtractionInput {
+        target,
+        summary: &summary,
+        previous_key_points: None,
+        next_key_points: None,
+        timeline: &[],
+    })
+    .unwrap()
+    .events
+    .into_iter()
+    .map(|e| e.quotes)
+    .collect()
+}
+
+#[test]
+fn shared_splitter_versions_keep_abbreviations_whole() {
+    let (block, msgs) = abbreviation_block();
+    let input = BlockInput {
+        id: RecordId([99; 32]),
+        block: &block,
+        messages: &msgs,
+        attempt: 1,
+    };
+    let v1 = HeuristicSummarizer.summarize(&input).unwrap();
+    let v2 = HeuristicSummarizerV2.summarize(&input).unwrap();
+    // Both splitters keep "Dr. Patel"; only the shared one keeps "Prof. Lee".
+    assert_eq!(
+        v1.key_points,
+        [
+            "Ana: My mentor Dr. Patel joined the team.",
+            "Ana: I met Prof.",
+            "Ana: Lee in Porto last week."
+        ]
+    );
+    assert_eq!(
+        v2.key_points,
+        [
+            "Ana: My mentor Dr. Patel joined the team.",
+            "Ana: I met Prof. Lee in Porto last week."
+        ]
+    );
+    assert_eq!(
+        quotes(&HeuristicExtractorV2, &block, &msgs),
+        [
+            vec!["My mentor Dr. Patel joined the team.", "I met Prof."],
+            vec!["Lee in Porto last week."]
+        ]
+    );
+    assert_eq!(
+        quotes(&HeuristicExtractorV3, &block, &msgs),
+        [
+            vec!["My mentor Dr. Patel joined the team."],
+            vec!["I met Prof. Lee in Porto last week."]
+        ]
+    );
 }

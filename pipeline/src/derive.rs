@@ -97,21 +97,34 @@ pub enum DeriveError {
     /// The log failed.
     #[error(transparent)]
     Store(#[from] StoreError),
-    /// A record the log points at is missing or of the wrong kind.
-    #[error("damaged log: {0}")]
-    Damaged(String),
+    /// A record the log points at is missing or of another kind.
+    #[error("damaged log: {kind} {id} is missing")]
+    Missing {
+        /// The kind expected (`block`, `message`, `summary`, `event`).
+        kind: &'static str,
+        /// The record cited.
+        id: RecordId,
+    },
+    /// A successful derivation names no output.
+    #[error("damaged log: {stage} derivation of block {input} has no output")]
+    NoOutput {
+        /// The stage (`summary`).
+        stage: &'static str,
+        /// The block derived.
+        input: RecordId,
+    },
     /// An operator stopped the run (offline and a model call is not
-    /// recorded, or the model is not configured); nothing of that run was
-    /// written.
+    /// recorded, the model is not configured or unreachable); nothing of
+    /// that run was written.
     #[error("{0}")]
-    Halted(String),
+    Halted(strataflow_operators::model::ModelError),
 }
 
 impl From<crate::stage::StageError> for DeriveError {
     fn from(e: crate::stage::StageError) -> Self {
         match e {
             crate::stage::StageError::Store(e) => Self::Store(e),
-            crate::stage::StageError::Halted(reason) => Self::Halted(reason),
+            crate::stage::StageError::Halted(cause) => Self::Halted(cause),
         }
     }
 }
@@ -256,7 +269,10 @@ fn threads(store: &Store) -> Result<BTreeMap<(String, String), Vec<RecordId>>, D
 fn block(store: &Store, id: &RecordId) -> Result<Block, DeriveError> {
     match store.get(id)?.map(|s| s.record) {
         Some(Record::Block(b)) => Ok(b),
-        _ => Err(DeriveError::Damaged(format!("block {id} is missing"))),
+        _ => Err(DeriveError::Missing {
+            kind: "block",
+            id: *id,
+        }),
     }
 }
 
@@ -325,9 +341,10 @@ impl Run<'_> {
             .iter()
             .map(|id| match self.store.get(id)?.map(|s| s.record) {
                 Some(Record::Message(m)) => Ok((*id, m)),
-                _ => Err(DeriveError::Damaged(format!(
-                    "message {id} of a block is missing"
-                ))),
+                _ => Err(DeriveError::Missing {
+                    kind: "message",
+                    id: *id,
+                }),
             })
             .collect()
     }
@@ -400,15 +417,16 @@ impl Run<'_> {
     ) -> Result<Step<(RecordId, BlockSummary)>, DeriveError> {
         let state = summary_state(self.store, self.ops, &input.id)?;
         if let Some(done) = state.done {
-            let id = done.outputs.first().copied().ok_or_else(|| {
-                DeriveError::Damaged(format!(
-                    "summary derivation of block {} has no output",
-                    input.id
-                ))
+            let id = done.outputs.first().copied().ok_or(DeriveError::NoOutput {
+                stage: "summary",
+                input: input.id,
             })?;
             return match self.store.get(&id)?.map(|s| s.record) {
                 Some(Record::BlockSummary(s)) => Ok(Step::Done((id, s))),
-                _ => Err(DeriveError::Damaged(format!("summary {id} is missing"))),
+                _ => Err(DeriveError::Missing {
+                    kind: "summary",
+                    id,
+                }),
             };
         }
         let key = StageKey::Summary(input.id);
@@ -438,7 +456,12 @@ impl Run<'_> {
             for id in &done.outputs {
                 match self.store.get(id)?.map(|s| s.record) {
                     Some(Record::Event(e)) => events.push((*id, e)),
-                    _ => return Err(DeriveError::Damaged(format!("event {id} is missing"))),
+                    _ => {
+                        return Err(DeriveError::Missing {
+                            kind: "event",
+                            id: *id,
+                        });
+                    }
                 }
             }
             return Ok(Step::Done(events));

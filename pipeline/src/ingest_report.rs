@@ -34,19 +34,43 @@ pub enum IngestError {
     Derive(#[from] crate::derive::DeriveError),
     /// A stage of the runtime stopped.
     #[error("pipeline failure: {0}")]
-    Worker(String),
+    Worker(WorkerFailure),
     /// An operator stopped the run (offline and a model call is not
-    /// recorded, or the model is not configured). What was committed before
-    /// stays; the rest can be resumed.
+    /// recorded, the model is not configured or unreachable). What was
+    /// committed before stays; the rest can be resumed.
     #[error("{0}")]
-    Halted(String),
+    Halted(strataflow_operators::model::ModelError),
+}
+
+/// How the ingest runtime itself failed (not the input, not the log).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum WorkerFailure {
+    /// A worker or the writer thread could not be started.
+    #[error("cannot start a thread: {0}")]
+    Spawn(#[source] std::io::Error),
+    /// A worker thread panicked.
+    #[error("a worker panicked")]
+    WorkerPanicked,
+    /// The writer thread panicked.
+    #[error("the writer panicked")]
+    WriterPanicked,
+    /// The workers stopped while the input was still being fed.
+    #[error("the pipeline stopped before the input was consumed")]
+    Stopped,
+    /// Chunks were sent to workers and never came back.
+    #[error("{pending} chunk(s) never completed: a worker stopped early")]
+    Incomplete {
+        /// Chunks never completed.
+        pending: usize,
+    },
 }
 
 impl From<crate::stage::StageError> for IngestError {
     fn from(e: crate::stage::StageError) -> Self {
         match e {
             crate::stage::StageError::Store(e) => Self::Store(e),
-            crate::stage::StageError::Halted(reason) => Self::Halted(reason),
+            crate::stage::StageError::Halted(cause) => Self::Halted(cause),
         }
     }
 }

@@ -43,7 +43,7 @@ use strataflow_log::{Durability, Store};
 use strataflow_operators::profile::Operators;
 use strataflow_operators::sealer::Sealer;
 
-use crate::ingest_report::{IngestError, IngestStats};
+use crate::ingest_report::{IngestError, IngestStats, WorkerFailure};
 use crate::source::MessageInput;
 use crate::thread::ThreadState;
 
@@ -151,7 +151,7 @@ impl Feeder<'_> {
 }
 
 fn stopped() -> IngestError {
-    IngestError::Worker("the pipeline stopped before the input was consumed".into())
+    IngestError::Worker(WorkerFailure::Stopped)
 }
 
 /// Runs the runtime around `feed`, which reads the source in the calling
@@ -166,8 +166,7 @@ pub fn run<E: From<IngestError>>(
     let workers = options.workers.max(1);
     let options = Arc::new(options.clone());
     std::thread::scope(|scope| {
-        let spawn_failed =
-            |e: std::io::Error| IngestError::Worker(format!("cannot start a thread: {e}"));
+        let spawn_failed = |e: std::io::Error| IngestError::Worker(WorkerFailure::Spawn(e));
         let (done_tx, done_rx) = bounded::<Done>(QUEUED_CHUNKS * workers);
         let (update_tx, update_rx) = unbounded::<IngestStats>();
         let mut senders = Vec::with_capacity(workers);
@@ -225,13 +224,13 @@ pub fn run<E: From<IngestError>>(
                     failure.get_or_insert(e);
                 }
                 Err(_) => {
-                    failure.get_or_insert(IngestError::Worker("a worker panicked".into()));
+                    failure.get_or_insert(IngestError::Worker(WorkerFailure::WorkerPanicked));
                 }
             }
         }
         let written = match writer.join() {
             Ok(result) => result,
-            Err(_) => Err(IngestError::Worker("the writer panicked".into())),
+            Err(_) => Err(IngestError::Worker(WorkerFailure::WriterPanicked)),
         };
         // A failure inside the pipeline explains why the feed was cut short,
         // so it is reported before the feed's own error.
@@ -388,10 +387,9 @@ fn writer(
     }
     commit(&mut group, &mut group_records, &mut stats)?;
     if !pending.is_empty() {
-        return Err(IngestError::Worker(format!(
-            "{} chunk(s) never completed: a worker stopped early",
-            pending.len()
-        )));
+        return Err(IngestError::Worker(WorkerFailure::Incomplete {
+            pending: pending.len(),
+        }));
     }
     Ok(stats)
 }

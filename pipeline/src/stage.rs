@@ -8,6 +8,7 @@
 use strataflow_log::envelope::Encoded;
 use strataflow_log::record::{BlockSummary, Derivation, Event, Outcome, Record};
 use strataflow_log::{Digest, RecordId, StoreError};
+use strataflow_operators::model::ModelError;
 use strataflow_operators::operator::{
     BlockInput, ExtractionInput, OperatorError, OperatorId, ProjectionInput,
 };
@@ -16,15 +17,16 @@ use strataflow_operators::validate;
 
 /// Why a stage produced no run to append.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum StageError {
     /// Encoding the records failed.
     #[error(transparent)]
     Store(#[from] StoreError),
     /// The operator stopped the job (offline and the model call is not
-    /// recorded, or the model is not configured): nothing of the run is
-    /// written.
+    /// recorded, the model is not configured or unreachable): nothing of
+    /// the run is written.
     #[error("{0}")]
-    Halted(String),
+    Halted(ModelError),
 }
 
 /// The stage's answer for an operator's error: a failed run to record, or
@@ -37,8 +39,10 @@ impl From<strataflow_log::envelope::EncodeError> for StageError {
 
 fn on_error<T>(run: &Attempt, error: OperatorError) -> Result<StageRun<T>, StageError> {
     match error {
-        OperatorError::Failed(reason) => Ok(failed(run, reason)?),
-        OperatorError::Halted(reason) => Err(StageError::Halted(reason)),
+        OperatorError::Halted(cause) => Err(StageError::Halted(cause)),
+        // A failed run records the error's text (`OperatorError::Model`'s is
+        // the model error's, as `Failed` carried it before).
+        other => Ok(failed(run, other.to_string())?),
     }
 }
 
@@ -266,5 +270,64 @@ pub fn project(
             })
         }
         Err(e) => on_error(&run, e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn attempt() -> Attempt {
+        Attempt {
+            tenant: String::new(),
+            op: OperatorId::new("llm-summarizer", 1),
+            config: RecordId([7; 32]),
+            inputs: vec![RecordId([1; 32])],
+            attempt: 1,
+        }
+    }
+
+    fn recorded_error(run: &StageRun<()>) -> String {
+        let last = run.records.last().unwrap();
+        match last.record() {
+            Record::Derivation(Derivation {
+                outcome: Outcome::Failed { error },
+                ..
+            }) => error.clone(),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_halt_keeps_the_model_cause_and_records_nothing() {
+        let cause = ModelError::Offline {
+            operator: "llm-summarizer@1".into(),
+            subject: "block b".into(),
+        };
+        let err = on_error::<()>(&attempt(), OperatorError::from(cause.clone())).unwrap_err();
+        assert!(
+            matches!(&err, StageError::Halted(c) if *c == cause),
+            "{err:?}"
+        );
+    }
+
+    #[test]
+    fn a_model_failure_is_recorded_with_the_text_a_failed_run_had() {
+        let cause = ModelError::Unavailable {
+            status: Some(503),
+            retryable: true,
+            message: "HTTP 503 Service Unavailable: busy (gave up after 4 attempts)".into(),
+        };
+        let from_model = on_error::<()>(&attempt(), OperatorError::from(cause.clone())).unwrap();
+        let as_text = on_error::<()>(&attempt(), OperatorError::Failed(cause.to_string())).unwrap();
+        assert_eq!(
+            recorded_error(&from_model),
+            "model service: HTTP 503 Service Unavailable: busy (gave up after 4 attempts)"
+        );
+        // Byte-identical records: the typed cause changes no record id.
+        let ids = |r: &StageRun<()>| r.records.iter().map(Encoded::id).collect::<Vec<_>>();
+        assert_eq!(ids(&from_model), ids(&as_text));
+        assert_eq!(from_model.error, as_text.error);
     }
 }

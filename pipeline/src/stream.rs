@@ -44,12 +44,24 @@ pub enum StreamError {
     #[error(transparent)]
     Store(#[from] StoreError),
     /// The message conflicts with a stored one (same id, other content).
-    #[error("{0}")]
-    Conflict(String),
+    #[error(
+        "message `{external_id}` of thread `{thread}` is already stored with different content (record {existing})"
+    )]
+    Conflict {
+        /// Tenant.
+        tenant: String,
+        /// Thread.
+        thread: String,
+        /// The message's external id.
+        external_id: String,
+        /// The stored message with that id.
+        existing: RecordId,
+    },
     /// Storing the group that held the message failed; nothing of it was
-    /// stored and it may be appended again.
+    /// stored and it may be appended again. Every message of the group gets
+    /// the same cause.
     #[error("storing failed: {0}")]
-    Failed(String),
+    Failed(#[source] Arc<crate::stage::StageError>),
     /// The ingester was closed or its thread stopped.
     #[error("the ingester is closed")]
     Closed,
@@ -57,8 +69,13 @@ pub enum StreamError {
 
 /// Why the background thread did not store a message.
 enum Refusal {
-    Conflict(String),
-    Failed(String),
+    Conflict {
+        tenant: String,
+        thread: String,
+        external_id: String,
+        existing: RecordId,
+    },
+    Failed(Arc<crate::stage::StageError>),
 }
 
 /// Settings of a streaming ingester.
@@ -124,8 +141,18 @@ impl Ingester {
             .map_err(|_| StreamError::Closed)?;
         match rx.await.map_err(|_| StreamError::Closed)? {
             Ok(acked) => Ok(acked),
-            Err(Refusal::Conflict(text)) => Err(StreamError::Conflict(text)),
-            Err(Refusal::Failed(text)) => Err(StreamError::Failed(text)),
+            Err(Refusal::Conflict {
+                tenant,
+                thread,
+                external_id,
+                existing,
+            }) => Err(StreamError::Conflict {
+                tenant,
+                thread,
+                external_id,
+                existing,
+            }),
+            Err(Refusal::Failed(cause)) => Err(StreamError::Failed(cause)),
         }
     }
 
@@ -228,9 +255,9 @@ impl Background<'_> {
                 // Nothing of the group is stored; threads reload from the
                 // log on the next group.
                 self.threads.clear();
-                let text = e.to_string();
+                let cause = Arc::new(e);
                 for (_, reply) in appends {
-                    let _ = reply.send(Err(Refusal::Failed(text.clone())));
+                    let _ = reply.send(Err(Refusal::Failed(Arc::clone(&cause))));
                 }
             }
         }
@@ -274,10 +301,12 @@ impl Background<'_> {
                 acks.push(if same {
                     Ok(Acked { id, new: false })
                 } else {
-                    Err(Refusal::Conflict(format!(
-                        "message `{}` of thread `{}` is already stored with different content (record {id})",
-                        input.external_id, input.thread
-                    )))
+                    Err(Refusal::Conflict {
+                        tenant: input.tenant.clone(),
+                        thread: input.thread.clone(),
+                        external_id: input.external_id.clone(),
+                        existing: id,
+                    })
                 });
                 continue;
             }

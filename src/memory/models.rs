@@ -96,9 +96,10 @@ struct Unconnected;
 
 impl ModelGateway for Unconnected {
     fn complete(&self, _: &ModelRequest, subject: &str) -> Result<ModelReply, ModelError> {
-        Err(ModelError::Config(format!(
-            "no model service connected (request for {subject})"
-        )))
+        Err(ModelError::Config {
+            setting: ModelError::SETTING_RUNTIME,
+            problem: format!("no model service connected (request for {subject})"),
+        })
     }
 }
 

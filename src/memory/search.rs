@@ -525,15 +525,30 @@ impl Memory {
 /// The query without English stop words ("when did Caroline go to the
 /// support group" → "Caroline support group"), unless nothing would remain.
 /// Used by `all`, whose channels otherwise rank on "did", "the", "to"…
+/// Cut where the indexes cut words (their UAX #29 segments): a stop word's
+/// segment becomes a space and everything else stays as written, so the
+/// focused query tokenizes like the query minus its stop words ("3.5",
+/// "Caroline’s", "記憶" keep their index tokens).
 fn focus(query: &str) -> String {
-    let kept: Vec<&str> = query
-        .split(|c: char| !c.is_alphanumeric() && c != '\'')
-        .filter(|w| !w.is_empty() && !strataflow_operators::text::is_stop_word(&w.to_lowercase()))
-        .collect();
-    if kept.is_empty() {
+    let mut kept = String::with_capacity(query.len());
+    let mut cut = false;
+    let mut from = 0;
+    // Segment spans are char boundaries of `query`, in order: every `get`
+    // below succeeds, the defaults are never taken.
+    for w in strataflow_text::tokens::segments(query) {
+        if strataflow_operators::text::is_stop_word(&normalize(w.text).replace('’', "'")) {
+            kept.push_str(query.get(from..w.start).unwrap_or_default());
+            kept.push(' ');
+            from = w.end;
+            cut = true;
+        }
+    }
+    kept.push_str(query.get(from..).unwrap_or_default());
+    let kept = kept.split_whitespace().collect::<Vec<_>>().join(" ");
+    if !cut || tokens(&kept).is_empty() {
         query.to_owned()
     } else {
-        kept.join(" ")
+        kept
     }
 }
 
@@ -1257,8 +1272,41 @@ mod tests {
     fn focus_drops_stop_words_unless_nothing_remains() {
         assert_eq!(
             focus("When did Caroline go to the support group?"),
-            "Caroline support group"
+            "Caroline support group?"
         );
         assert_eq!(focus("what is it"), "what is it");
+        assert_eq!(focus("what is it?"), "what is it?");
+    }
+
+    /// The focused query's tokens are the index tokens of the query minus
+    /// the stop words: a query word matches the token the index made of the
+    /// same word in a document.
+    #[test]
+    fn focused_query_tokens_are_the_index_tokens() {
+        for (query, document) in [
+            ("When did Caroline’s mom visit?", "Caroline’s mom came"),
+            ("how much was the 3.5 kg cat", "a 3.5 kg cat"),
+            ("did she e-mail Dr. Patel", "she e-mailed Dr. Patel"),
+            ("where is Zoë's café", "Zoë's café"),
+            ("the ＡＢＣ plan in 2023", "abc plan 2023"),
+            ("was it 記憶系統", "記憶系統"),
+            ("don't rock'n'roll", "rock'n'roll"),
+        ] {
+            let index = tokens(document);
+            let kept: Vec<String> = tokens(query)
+                .into_iter()
+                .filter(|t| {
+                    t.strip_prefix("word:").is_none_or(|w| {
+                        !strataflow_operators::text::is_stop_word(&w.replace('’', "'"))
+                    })
+                })
+                .collect();
+            assert_eq!(tokens(&focus(query)), kept, "{query}");
+            let shared: Vec<&String> = kept.iter().filter(|t| index.contains(t)).collect();
+            assert!(
+                !shared.is_empty(),
+                "{query} shares no token with {document}"
+            );
+        }
     }
 }

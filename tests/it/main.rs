@@ -59,5 +59,6 @@ mod store_damage;
 mod streaming_backpressure;
 mod temporal_locomo;
 mod tenant_isolation;
+mod text_versions;
 mod views_incremental;
 mod views_one_pass;

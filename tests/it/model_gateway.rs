@@ -170,6 +170,10 @@ fn a_missing_key_variable_is_a_configuration_error_naming_it() {
     let err = RecordingGateway::new(store, settings, false).unwrap_err();
     assert!(err.halts());
     assert!(
+        matches!(&err, ModelError::Config { setting, .. } if *setting == ModelError::SETTING_API_KEY_ENV),
+        "{err:?}"
+    );
+    assert!(
         err.to_string()
             .contains("STRATAFLOW_TEST_UNSET_KEY_VARIABLE"),
         "{err}"
@@ -217,7 +221,17 @@ fn a_service_that_keeps_failing_is_unavailable_after_the_retries_and_nothing_is_
     server.inject(std::iter::repeat_n(Fault::Status(503, None), 10));
     let gw = gateway(&store, settings(&server), false);
     let err = gw.complete(&request("x"), "b").unwrap_err();
-    assert!(matches!(err, ModelError::Unavailable(_)), "{err:?}");
+    assert!(
+        matches!(
+            err,
+            ModelError::Unavailable {
+                status: Some(503),
+                retryable: true,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
     assert!(!err.halts());
     assert!(err.to_string().contains("503"), "{err}");
     assert_eq!(server.requests(), 4, "1 attempt + max_retries 3");
@@ -234,7 +248,17 @@ fn another_client_error_is_not_retried() {
     let gw = gateway(&store, settings(&server), false);
     let err = gw.complete(&request("x"), "b").unwrap_err();
     let text = err.to_string();
-    assert!(matches!(err, ModelError::Unavailable(_)), "{err:?}");
+    assert!(
+        matches!(
+            err,
+            ModelError::Unavailable {
+                status: Some(400),
+                retryable: false,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
     assert!(
         text.contains("400") && text.contains("unknown model"),
         "{text}"
@@ -294,7 +318,12 @@ fn an_unusable_answer_is_recorded_and_malformed_both_fresh_and_replayed() {
     let gw = gateway(&store, settings(&server), false);
     let req = request("x");
     let err = gw.complete(&req, "block b9").unwrap_err();
-    assert!(matches!(err, ModelError::Malformed(_)), "{err:?}");
+    let call = store.model_call(&req.key()).unwrap().map(|(id, _)| id);
+    assert!(call.is_some());
+    assert!(
+        matches!(&err, ModelError::Malformed { call: c, .. } if *c == call),
+        "{err:?}"
+    );
     assert!(err.to_string().contains("block b9"), "{err}");
     assert_eq!(model_calls(&store), 1, "the call stays recorded");
     let again = gw.complete(&req, "block b9").unwrap_err();

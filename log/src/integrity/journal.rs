@@ -86,11 +86,38 @@ pub(crate) struct JournalScan {
 }
 
 /// Why one entry could not be read.
+#[derive(Debug, PartialEq, Eq)]
 enum EntryError {
     /// The data ends inside it.
     Eof,
-    /// It is malformed.
-    Bad(String),
+    /// An entry tag that has no place here.
+    Tag {
+        /// The tag read.
+        tag: u8,
+        /// Where it was read (`where a batch should start`, …).
+        place: &'static str,
+    },
+    /// A compressed value lz4 cannot decompress (lz4's message).
+    Lz4(String),
+    /// A compression type this reader does not know.
+    Compression(u8),
+    /// The batch trailer is not `FJL3`.
+    Trailer,
+    /// The batch's checksum does not match its entries.
+    Checksum,
+}
+
+impl std::fmt::Display for EntryError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Eof => f.write_str("an entry runs past the end of the file"),
+            Self::Tag { tag, place } => write!(f, "entry tag {tag} {place}"),
+            Self::Lz4(e) => write!(f, "lz4 value: {e}"),
+            Self::Compression(c) => write!(f, "compression type {c}"),
+            Self::Trailer => f.write_str("batch trailer is not FJL3"),
+            Self::Checksum => f.write_str("batch checksum does not match"),
+        }
+    }
 }
 
 /// A cursor over the journal's bytes.
@@ -140,7 +167,10 @@ fn read_batch(
     if tag != TAG_START {
         return Err((
             pos,
-            EntryError::Bad(format!("entry tag {tag} where a batch should start")),
+            EntryError::Tag {
+                tag,
+                place: "where a batch should start",
+            },
         ));
     }
     let count = c.u32().map_err(|e| at(&c, e))?;
@@ -169,12 +199,9 @@ fn read_batch(
                             stored,
                             usize::try_from(value_len).unwrap_or(usize::MAX),
                         )
-                        .map_err(|e| (start, EntryError::Bad(format!("lz4 value: {e}"))))?,
+                        .map_err(|e| (start, EntryError::Lz4(e.to_string())))?,
                         other => {
-                            return Err((
-                                start,
-                                EntryError::Bad(format!("compression type {other}")),
-                            ));
+                            return Err((start, EntryError::Compression(other)));
                         }
                     };
                     items.push(JournalItem {
@@ -184,10 +211,7 @@ fn read_batch(
                         insert: value_type == VALUE_TYPE_VALUE,
                     });
                 } else if compression > 1 {
-                    return Err((
-                        start,
-                        EntryError::Bad(format!("compression type {compression}")),
-                    ));
+                    return Err((start, EntryError::Compression(compression)));
                 }
             }
             TAG_CLEAR => {
@@ -196,27 +220,41 @@ fn read_batch(
             other => {
                 return Err((
                     start,
-                    EntryError::Bad(format!("entry tag {other} inside a batch")),
+                    EntryError::Tag {
+                        tag: other,
+                        place: "inside a batch",
+                    },
                 ));
             }
         }
-        hasher.update(bytes.get(start..c.pos).unwrap_or_default());
+        // The cursor read exactly these bytes, so the range is in bounds.
+        #[expect(
+            clippy::expect_used,
+            reason = "start..c.pos is the span the cursor just read"
+        )]
+        let entry = bytes
+            .get(start..c.pos)
+            .expect("entry span read by the cursor");
+        hasher.update(entry);
     }
     let end_at = c.pos;
     let tag = c.u8().map_err(|e| at(&c, e))?;
     if tag != TAG_END {
         return Err((
             end_at,
-            EntryError::Bad(format!("entry tag {tag} where the batch should end")),
+            EntryError::Tag {
+                tag,
+                place: "where the batch should end",
+            },
         ));
     }
     let checksum = c.u64().map_err(|e| at(&c, e))?;
     let trailer = c.take(TRAILER.len()).map_err(|e| at(&c, e))?;
     if trailer != TRAILER {
-        return Err((end_at, EntryError::Bad("batch trailer is not FJL3".into())));
+        return Err((end_at, EntryError::Trailer));
     }
     if hasher.digest() != checksum {
-        return Err((pos, EntryError::Bad("batch checksum does not match".into())));
+        return Err((pos, EntryError::Checksum));
     }
     Ok((items, c.pos))
 }
@@ -251,8 +289,7 @@ fn scan_bytes(path: &Path, bytes: &[u8], keep_items: bool) -> JournalScan {
                 pos = next;
             }
             Err((bad, error)) => {
-                let checksum_failed =
-                    matches!(&error, EntryError::Bad(d) if d.contains("checksum"));
+                let checksum_failed = error == EntryError::Checksum;
                 // Later whole batches mean this is no torn last write: a
                 // crash cuts only the batch being written.
                 let mut later = JournalScan {
@@ -266,14 +303,10 @@ fn scan_bytes(path: &Path, bytes: &[u8], keep_items: bool) -> JournalScan {
                     out.end = JournalEnd::TornTail { offset: pos as u64 };
                     break;
                 }
-                let detail = match error {
-                    EntryError::Eof => "an entry runs past the end of the file".to_owned(),
-                    EntryError::Bad(detail) => detail,
-                };
                 out.end = JournalEnd::Damaged {
                     offset: bad as u64,
                     detail: format!(
-                        "{detail} (batch at byte {pos}; {} whole batch(es) follow)",
+                        "{error} (batch at byte {pos}; {} whole batch(es) follow)",
                         later.valid_batches
                     ),
                 };
@@ -447,5 +480,43 @@ mod tests {
             assert_ne!(s.end, JournalEnd::Clean, "flip at {at}");
             assert_eq!(s.valid_batches, 2, "flip at {at}");
         }
+    }
+
+    #[test]
+    fn a_bad_checksum_and_a_bad_tag_are_told_apart() {
+        let mut j = batch(&[(1, b"a", b"one")]);
+        let value_at = j.len() - TRAILER.len() - 8 - 1 - 3;
+        j[value_at] ^= 0x01;
+        assert_eq!(
+            read_batch(&j, 0, false).err(),
+            Some((0, EntryError::Checksum))
+        );
+        let mut j = batch(&[(1, b"a", b"one")]);
+        j[0] = 9;
+        assert_eq!(
+            read_batch(&j, 0, false).err(),
+            Some((
+                0,
+                EntryError::Tag {
+                    tag: 9,
+                    place: "where a batch should start"
+                }
+            ))
+        );
+        let mut j = batch(&[(1, b"a", b"one")]);
+        j[13 + 2] = 7;
+        assert_eq!(
+            read_batch(&j, 0, false).err(),
+            Some((13, EntryError::Compression(7)))
+        );
+        // A checksum failure is damage even with nothing after it.
+        let mut j = batch(&[(1, b"a", b"one")]);
+        j[value_at] ^= 0x01;
+        let s = scan_bytes(Path::new("0.jnl"), &j, false);
+        assert!(
+            matches!(&s.end, JournalEnd::Damaged { offset: 0, detail } if detail.starts_with("batch checksum does not match")),
+            "{:?}",
+            s.end
+        );
     }
 }

@@ -10,6 +10,8 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use super::ManifestDamage;
+
 /// File name of the manifest.
 pub(crate) const FILE: &str = "strataflow.manifest";
 /// Layout version of the manifest.
@@ -46,19 +48,28 @@ impl Manifest {
 
     /// Reads the manifest; `Ok(None)` when there is none (a directory made
     /// before manifests, or a new one).
-    pub fn load(dir: &Path) -> Result<Option<Self>, String> {
+    pub fn load(dir: &Path) -> Result<Option<Self>, ManifestDamage> {
         let bytes = match std::fs::read(dir.join(FILE)) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(format!("{FILE} cannot be read: {e}")),
+            Err(e) => {
+                return Err(ManifestDamage::Unreadable {
+                    kind: e.kind(),
+                    message: e.to_string(),
+                });
+            }
         };
         let manifest: Self =
-            serde_json::from_slice(&bytes).map_err(|e| format!("{FILE} is not valid: {e}"))?;
+            serde_json::from_slice(&bytes).map_err(|e| ManifestDamage::Invalid {
+                line: e.line(),
+                column: e.column(),
+                message: e.to_string(),
+            })?;
         if manifest.format != FORMAT {
-            return Err(format!(
-                "{FILE} has layout {}, this build reads layout {FORMAT}",
-                manifest.format
-            ));
+            return Err(ManifestDamage::Layout {
+                found: manifest.format,
+                supported: FORMAT,
+            });
         }
         Ok(Some(manifest))
     }

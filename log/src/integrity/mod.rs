@@ -22,6 +22,8 @@ pub(crate) mod tables;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use crate::id::RecordId;
+
 /// What is damaged in a data directory.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -48,7 +50,10 @@ pub enum Damage {
     /// The storage engine's own `version` file is missing.
     #[error("the storage engine's `version` file is missing although keyspaces exist")]
     EngineVersionMissing,
-    /// The storage engine refused to open the directory.
+    /// The storage engine refused to open the directory. The text is
+    /// fjall's own message: its error is opaque to a caller (nothing to
+    /// branch on beyond "the engine refused") and not `Clone`/`Eq` as a
+    /// `Damage` is.
     #[error("the storage engine cannot open it: {0}")]
     Engine(String),
     /// The log holds fewer records than its last commit wrote.
@@ -70,10 +75,81 @@ pub enum Damage {
     },
     /// Counters, indexes and records disagree.
     #[error("{0}")]
-    Inconsistent(String),
+    Inconsistent(Inconsistency),
     /// The manifest cannot be read.
     #[error("{0}")]
-    Manifest(String),
+    Manifest(ManifestDamage),
+}
+
+/// How the log's counters, indexes and records disagree (found by
+/// `Store::open`).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Inconsistency {
+    /// The per-kind counters do not add up to the log's last sequence.
+    #[error("the kind counters add up to {total} records but the log holds 1..={last}")]
+    KindCounters {
+        /// Sum of the counters.
+        total: u64,
+        /// The log's last sequence.
+        last: u64,
+    },
+    /// The last sequence has no value in the records keyspace.
+    #[error("the records keyspace has no value at its last sequence {seq}")]
+    LastRecordMissing {
+        /// The last sequence.
+        seq: u64,
+    },
+    /// The id index does not hold the last record.
+    #[error("the id index lacks the last record ({id} at sequence {seq})")]
+    IdIndex {
+        /// The last record's id.
+        id: RecordId,
+        /// Its sequence.
+        seq: u64,
+    },
+    /// The kind index does not hold the last record.
+    #[error("the kind index lacks the last record ({kind} {id} at sequence {seq})")]
+    KindIndex {
+        /// The last record's kind.
+        kind: &'static str,
+        /// Its id.
+        id: RecordId,
+        /// Its sequence.
+        seq: u64,
+    },
+}
+
+/// Why the manifest (`strataflow.manifest`) cannot be used.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ManifestDamage {
+    /// The file exists but cannot be read.
+    #[error("{file} cannot be read: {message}", file = manifest::FILE)]
+    Unreadable {
+        /// The I/O error's kind.
+        kind: std::io::ErrorKind,
+        /// The I/O error's text (`std::io::Error` is not `Clone`).
+        message: String,
+    },
+    /// The file is not a manifest's JSON.
+    #[error("{file} is not valid: {message}", file = manifest::FILE)]
+    Invalid {
+        /// 1-based line of the error (0 when at the end of the input).
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// serde_json's message.
+        message: String,
+    },
+    /// A layout this build does not read.
+    #[error("{file} has layout {found}, this build reads layout {supported}", file = manifest::FILE)]
+    Layout {
+        /// Layout found.
+        found: u32,
+        /// Layout this build reads.
+        supported: u32,
+    },
 }
 
 /// Writes a small file atomically: a temporary file renamed over it.

@@ -13,8 +13,10 @@
 //!
 //! ## Differences from the reference (`Intl.Segmenter`, ICU)
 //!
-//! Word segments come from [`UnicodeSegmentation::unicode_words`], the
-//! UAX #29 default word boundaries, keeping segments with at least one
+//! Normalisation and word segments come from the shared text crate
+//! ([`strataflow_text::normalise::search`],
+//! [`strataflow_text::tokens::segments`]): the UAX #29 default word
+//! boundaries, keeping segments with at least one
 //! alphanumeric character. ICU's word segmenter is UAX #29 plus
 //! dictionaries: it groups CJK (and Thai, Lao, Khmer, Burmese) text into
 //! dictionary words, where UAX #29 yields one segment per ideograph. So for
@@ -26,8 +28,7 @@
 //! `toLocaleLowerCase` does in a root/English locale (a Turkish locale would
 //! map `I` differently).
 
-use unicode_normalization::UnicodeNormalization;
-use unicode_segmentation::UnicodeSegmentation;
+use strataflow_text::tokens::segments;
 
 /// Prefix of word-segment tokens.
 pub const WORD_PREFIX: &str = "word:";
@@ -36,27 +37,7 @@ pub const HAN1_PREFIX: &str = "han1:";
 /// Prefix of the Han bigram tokens of longer runs.
 pub const HAN2_PREFIX: &str = "han2:";
 
-/// Whether `c` is whitespace for the JavaScript `\s` class (WhiteSpace and
-/// LineTerminator of ECMA-262): tab, LF, VT, FF, CR, space, NBSP, OGHAM
-/// SPACE MARK, U+2000–U+200A, LS, PS, NNBSP, MMSP, IDEOGRAPHIC SPACE and
-/// BOM. Unlike [`char::is_whitespace`] it includes U+FEFF and excludes
-/// U+0085 (NEL), as the reference's `replace(/\s+/g, ' ').trim()` does.
-pub fn is_js_space(c: char) -> bool {
-    matches!(
-        c,
-        '\u{9}'..='\u{d}'
-            | ' '
-            | '\u{a0}'
-            | '\u{1680}'
-            | '\u{2000}'..='\u{200a}'
-            | '\u{2028}'
-            | '\u{2029}'
-            | '\u{202f}'
-            | '\u{205f}'
-            | '\u{3000}'
-            | '\u{feff}'
-    )
-}
+pub use strataflow_text::normalise::is_js_space;
 
 /// Whether `c` has `Script=Han` (Unicode 15.1 `Scripts.txt`): CJK Unified
 /// Ideographs U+4E00–U+9FFF, Extension A U+3400–U+4DBF, Extensions B–I
@@ -95,19 +76,11 @@ pub fn is_han(c: char) -> bool {
 
 /// `normalizeSearchText`: NFKC, then Unicode default lower-casing, then
 /// every run of whitespace (see [`is_js_space`]) replaced by one space, and
-/// leading/trailing space removed.
+/// leading/trailing space removed ([`strataflow_text::normalise::search`]).
 ///
 /// `normalize("  ＡＢＣ\t Déjà ")` is `"abc déjà"`.
 pub fn normalize(text: &str) -> String {
-    let lowered = text.nfkc().collect::<String>().to_lowercase();
-    let mut out = String::with_capacity(lowered.len());
-    for part in lowered.split(is_js_space).filter(|p| !p.is_empty()) {
-        if !out.is_empty() {
-            out.push(' ');
-        }
-        out.push_str(part);
-    }
-    out
+    strataflow_text::normalise::search(text)
 }
 
 /// `searchTokens`: the search tokens of `text`, in order — the `word:`
@@ -120,10 +93,9 @@ pub fn normalize(text: &str) -> String {
 /// Han text differ from ICU's.
 pub fn tokens(text: &str) -> Vec<String> {
     let norm = normalize(text);
-    let mut out: Vec<String> = norm
-        .unicode_words()
-        .filter(|w| !w.trim().is_empty())
-        .map(|w| format!("{WORD_PREFIX}{w}"))
+    let mut out: Vec<String> = segments(&norm)
+        .into_iter()
+        .map(|w| format!("{WORD_PREFIX}{}", w.text))
         .collect();
     let mut run: Vec<char> = Vec::new();
     for c in norm.chars() {

@@ -39,6 +39,12 @@
 //!
 //! Version 1 only takes first-person statements; everything else is
 //! identical, which makes the two a clean pair for `strataflow diff`.
+//!
+//! **Version 3** (`heuristic-extractor@3`, [`HeuristicExtractorV3`]) is
+//! version 2 on the sentences of the shared splitter
+//! ([`strataflow_text::sentences`]: "Prof. Lee", "J. R. R. Tolkien", "cf."
+//! and closing quotes kept in their sentence); versions 1 and 2 keep their
+//! frozen splitter ([`crate::text::sentences`]).
 
 use strataflow_record::record::{
     Criticality, Event, EventTemporal, EventType, Message, Occurrence, Precision, Role, Scope,
@@ -51,7 +57,7 @@ use crate::operator::{
     Extraction, ExtractionInput, Extractor, OperatorError, OperatorId, config_hash,
 };
 use crate::text::{
-    clip, has_event_cue, is_chatter, is_first_person, is_question, is_stop_word, sentences, words,
+    Splitter, clip, has_event_cue, is_chatter, is_first_person, is_question, is_stop_word, words,
 };
 
 /// The heuristic extractor.
@@ -72,6 +78,15 @@ pub fn id_v2() -> OperatorId {
     OperatorId::new("heuristic-extractor", 2)
 }
 
+/// Version 3: version 2 on the shared sentence splitter.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct HeuristicExtractorV3;
+
+/// Version 3's operator id.
+pub fn id_v3() -> OperatorId {
+    OperatorId::new("heuristic-extractor", 3)
+}
+
 /// Which statements a version takes.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Version {
@@ -79,6 +94,17 @@ enum Version {
     One,
     /// Also third person about a named person of the block.
     Two,
+    /// Two, on the shared sentence splitter.
+    Three,
+}
+
+impl Version {
+    fn splitter(self) -> Splitter {
+        match self {
+            Self::One | Self::Two => Splitter::V1,
+            Self::Three => Splitter::Shared,
+        }
+    }
 }
 
 impl Extractor for HeuristicExtractor {
@@ -112,6 +138,23 @@ impl Extractor for HeuristicExtractorV2 {
     }
 }
 
+impl Extractor for HeuristicExtractorV3 {
+    fn id(&self) -> OperatorId {
+        id_v3()
+    }
+
+    fn config_hash(&self) -> Digest {
+        config_hash(
+            &id_v3(),
+            r#"{"min_words":3,"group_by":"time expression","third_person":"named block people","sentences":"strataflow-text"}"#,
+        )
+    }
+
+    fn extract(&self, input: &ExtractionInput<'_>) -> Result<Extraction, OperatorError> {
+        extract(input, Version::Three)
+    }
+}
+
 fn extract(input: &ExtractionInput<'_>, version: Version) -> Result<Extraction, OperatorError> {
     let people = block_people(input);
     let mut events = Vec::new();
@@ -121,7 +164,7 @@ fn extract(input: &ExtractionInput<'_>, version: Version) -> Result<Extraction, 
         }
         let others: Vec<&str> = match version {
             Version::One => Vec::new(),
-            Version::Two => {
+            Version::Two | Version::Three => {
                 let speaker = speaker_name(message);
                 people
                     .iter()
@@ -130,11 +173,11 @@ fn extract(input: &ExtractionInput<'_>, version: Version) -> Result<Extraction, 
                     .collect()
             }
         };
-        for group in statement_groups(message, &others) {
+        for group in statement_groups(message, &others, version.splitter()) {
             events.push(event_of(input, *message_id, message, &group, &people));
         }
     }
-    supersede_cancelled_plans(&mut events, input.timeline);
+    supersede_cancelled_plans(&mut events, input.timeline, version.splitter());
     let reason = if events.is_empty() {
         "no first-person statement of an event, plan or preference".to_owned()
     } else {
@@ -165,13 +208,13 @@ struct Group {
 
 /// `others`: people of the block (not the speaker) whose named statements
 /// count too (version 2; empty for version 1).
-fn statement_groups(message: &Message, others: &[&str]) -> Vec<Group> {
+fn statement_groups(message: &Message, others: &[&str], splitter: Splitter) -> Vec<Group> {
     let mut groups: Vec<Group> = Vec::new();
     // A time stated in a sentence that is not itself a statement ("Last
     // night was amazing!", "Guess what I did this week?") dates the next
     // statement of the message that states no time of its own.
     let mut carried: Option<TimeExpression> = None;
-    for s in sentences(&message.content) {
+    for s in splitter.sentences(&message.content) {
         let best = resolve_best(s.text, message.time);
         let states_time = best
             .as_ref()
@@ -497,6 +540,8 @@ pub fn third_person(sentence: &str, speaker: &str) -> String {
     let mut i = 0;
     while let Some(tok) = tokens.get(i) {
         let core = tok.trim_start_matches(|c: char| !c.is_alphanumeric());
+        // `core` is a suffix of `tok` and `bare` a prefix of `core` (trims),
+        // so both `get`s always succeed: the defaults are never taken.
         let lead = tok.get(..tok.len() - core.len()).unwrap_or_default();
         let bare = core.trim_end_matches(|c: char| !c.is_alphanumeric() && c != '\'' && c != '’');
         let tail = core.get(bare.len()..).unwrap_or_default();
@@ -607,22 +652,29 @@ fn mentioned_people(sentences: &[String], people: &[String], speaker: &str) -> V
 /// A cancellation supersedes the latest planned event of the same speaker
 /// in the timeline that names the same thing: a shared capitalized word
 /// other than the speaker ("Sintra"), or at least two shared topic words.
-fn supersede_cancelled_plans(events: &mut [Event], timeline: &[(RecordId, Event)]) {
+fn supersede_cancelled_plans(
+    events: &mut [Event],
+    timeline: &[(RecordId, Event)],
+    splitter: Splitter,
+) {
     for e in events.iter_mut() {
         if e.temporal.status != Occurrence::Cancelled {
             continue;
         }
-        let speaker = e.temporal.participants.first().cloned().unwrap_or_default();
+        // Every event of `event_of` names its speaker first.
+        let Some(speaker) = e.temporal.participants.first().cloned() else {
+            continue;
+        };
         let text = e.quotes.join(" ");
         let mine = topic_words(&words(&text));
-        let names = capitalized(&text, &speaker);
+        let names = capitalized(&text, &speaker, splitter);
         let target = timeline.iter().rev().find(|(_, old)| {
             let old_text = old.quotes.join(" ");
             let shared = topic_words(&words(&old_text))
                 .iter()
                 .filter(|w| mine.contains(w))
                 .count();
-            let shared_name = capitalized(&old_text, &speaker)
+            let shared_name = capitalized(&old_text, &speaker, splitter)
                 .iter()
                 .any(|n| names.contains(n));
             old.temporal.status == Occurrence::Planned
@@ -637,8 +689,9 @@ fn supersede_cancelled_plans(events: &mut [Event], timeline: &[(RecordId, Event)
 
 /// Capitalized words after the first word of each sentence, but `I` and
 /// the speaker.
-fn capitalized(text: &str, speaker: &str) -> Vec<String> {
-    sentences(text)
+fn capitalized(text: &str, speaker: &str, splitter: Splitter) -> Vec<String> {
+    splitter
+        .sentences(text)
         .iter()
         .flat_map(|s| s.text.split_whitespace().skip(1))
         .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))

@@ -763,36 +763,18 @@ struct Tok {
     cap: bool,
 }
 
-/// Words: runs of letters and digits, with apostrophes inside ("I'll").
+/// Words: runs of letters and digits, with apostrophes inside ("I'll"),
+/// as [`strataflow_text::tokens::words`] cuts them.
 fn tokenize(text: &str) -> Vec<Tok> {
-    let mut toks = Vec::new();
-    let mut cur: Option<Tok> = None;
-    let mut chars = text.char_indices().peekable();
-    while let Some((idx, c)) = chars.next() {
-        let apostrophe = c == '\'' || c == '\u{2019}';
-        if c.is_alphanumeric() {
-            let t = cur.get_or_insert_with(|| Tok {
-                start: idx,
-                end: idx,
-                lower: String::new(),
-                cap: c.is_uppercase(),
-            });
-            crate::text::push_lowercase(&mut t.lower, c);
-            t.end = idx + c.len_utf8();
-        } else if apostrophe
-            && cur.is_some()
-            && chars.peek().is_some_and(|(_, n)| n.is_alphanumeric())
-        {
-            if let Some(t) = cur.as_mut() {
-                t.lower.push('\'');
-                t.end = idx + c.len_utf8();
-            }
-        } else if let Some(t) = cur.take() {
-            toks.push(t);
-        }
-    }
-    toks.extend(cur);
-    toks
+    strataflow_text::tokens::words(text)
+        .iter()
+        .map(|t| Tok {
+            start: t.start,
+            end: t.end,
+            lower: t.folded(),
+            cap: t.is_capitalised(),
+        })
+        .collect()
 }
 
 fn is_space(gap: &str) -> bool {
@@ -964,6 +946,8 @@ impl<'a> Ctx<'a> {
         TimeExpression {
             start: c.start,
             end: c.end,
+            // Candidate spans run from a token's start to a token's end:
+            // char boundaries of the text, so the default is never taken.
             text: self
                 .text
                 .get(c.start..c.end)
@@ -2268,6 +2252,41 @@ mod tests {
             }
         }
         assert!(texts > 500, "read {texts} turns");
+    }
+
+    /// The tokenizer of this module before it moved to the text crate.
+    fn tokenize_before_the_move(text: &str) -> Vec<(usize, usize, String, bool)> {
+        let mut toks = Vec::new();
+        let mut cur: Option<(usize, usize, String, bool)> = None;
+        let mut chars = text.char_indices().peekable();
+        while let Some((idx, c)) = chars.next() {
+            let apostrophe = c == '\'' || c == '\u{2019}';
+            if c.is_alphanumeric() {
+                let t = cur.get_or_insert_with(|| (idx, idx, String::new(), c.is_uppercase()));
+                crate::text::push_lowercase(&mut t.2, c);
+                t.1 = idx + c.len_utf8();
+            } else if apostrophe
+                && cur.is_some()
+                && chars.peek().is_some_and(|(_, n)| n.is_alphanumeric())
+            {
+                if let Some(t) = cur.as_mut() {
+                    t.2.push('\'');
+                    t.1 = idx + c.len_utf8();
+                }
+            } else if let Some(t) = cur.take() {
+                toks.push(t);
+            }
+        }
+        toks.extend(cur);
+        toks
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn tokens_are_unchanged_by_the_move(text in "[a-zA-Z0-9 '’.,:İÉé-]{0,40}|\\PC{0,40}") {
+            let now: Vec<_> = tokenize(&text).into_iter().map(|t| (t.start, t.end, t.lower, t.cap)).collect();
+            proptest::prop_assert_eq!(now, tokenize_before_the_move(&text));
+        }
     }
 
     proptest::proptest! {

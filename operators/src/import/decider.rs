@@ -282,6 +282,7 @@ pub fn normalize_answer(
                 })
                 .collect()
         })
+        // No `targets` is no target (the action's rule then decides).
         .unwrap_or_default();
     let targets: Vec<RecordId> = allowed
         .iter()
@@ -294,6 +295,7 @@ pub fn normalize_answer(
             .and_then(Value::as_f64)
             .unwrap_or(0.5),
     );
+    // The reason is optional in the tool's schema: none is empty.
     let reason = arguments
         .get("reason")
         .and_then(Value::as_str)

@@ -34,6 +34,7 @@ pub fn imported_event(
     action: ImportAction,
     targets: &[RecordId],
 ) -> Event {
+    // A candidate without `temporal` has no times: the import time stands in.
     let t = candidate.temporal.clone().unwrap_or_default();
     let mentioned_at = t
         .mentioned_at

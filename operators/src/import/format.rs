@@ -58,6 +58,7 @@ pub const MAX_PARTICIPANTS: usize = 24;
 
 /// Why an export was refused.
 #[derive(Clone, PartialEq, Eq, Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ExternalMemoryError {
     /// Not JSON.
     #[error("not valid JSON at line {line}, column {column}: {message}")]
@@ -73,11 +74,17 @@ pub enum ExternalMemoryError {
     #[error("the root must be a JSON object")]
     Root,
     /// Another format.
-    #[error("schemaVersion `{0}` is not {FORMAT_V2} (or {FORMAT_V1})")]
-    SchemaVersion(String),
+    #[error("schemaVersion `{found}` is not {FORMAT_V2} (or {FORMAT_V1})")]
+    SchemaVersion {
+        /// The `schemaVersion` the file declares.
+        found: String,
+    },
     /// Another source type.
-    #[error("sourceType `{0}`: expected {SOURCE_TYPE}")]
-    SourceType(String),
+    #[error("sourceType `{found}`: expected {SOURCE_TYPE}")]
+    SourceType {
+        /// The `sourceType` the file declares.
+        found: String,
+    },
     /// A root field is wrong.
     #[error("`{field}` {problem}")]
     Field {
@@ -278,12 +285,12 @@ pub fn parse_export(text: &str) -> Result<ExternalMemoryExport, ExternalMemoryEr
     let schema_version = root_str("schemaVersion")?;
     if let Some(v) = &schema_version {
         if v != FORMAT_V2 && v != FORMAT_V1 {
-            return Err(ExternalMemoryError::SchemaVersion(v.clone()));
+            return Err(ExternalMemoryError::SchemaVersion { found: v.clone() });
         }
     }
     if let Some(t) = root_str("sourceType")? {
         if t != SOURCE_TYPE {
-            return Err(ExternalMemoryError::SourceType(t));
+            return Err(ExternalMemoryError::SourceType { found: t });
         }
     }
     let (field, list) = match (root.get("candidates"), root.get("events")) {
@@ -781,9 +788,15 @@ mod tests {
     #[test]
     fn refuses_other_formats_and_bad_json() {
         let e = parse_export(r#"{"schemaVersion": "other.v9", "candidates": []}"#).unwrap_err();
-        assert!(matches!(e, ExternalMemoryError::SchemaVersion(_)), "{e}");
+        assert!(
+            matches!(&e, ExternalMemoryError::SchemaVersion { found } if found == "other.v9"),
+            "{e}"
+        );
         let e = parse_export(r#"{"sourceType": "chat_log", "candidates": []}"#).unwrap_err();
-        assert!(matches!(e, ExternalMemoryError::SourceType(_)), "{e}");
+        assert!(
+            matches!(&e, ExternalMemoryError::SourceType { found } if found == "chat_log"),
+            "{e}"
+        );
         let e = parse_export("{\"candidates\": [\n}").unwrap_err();
         assert!(
             matches!(e, ExternalMemoryError::Json { line: 2, .. }),

@@ -53,6 +53,7 @@ pub fn extractor_id() -> OperatorId {
 
 /// Why candidates could not be extracted from a text.
 #[derive(Clone, PartialEq, Eq, Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum TextImportError {
     /// No model to extract with.
     #[error(
@@ -131,7 +132,7 @@ pub fn chunks(text: &str, max_chars: usize) -> Vec<&str> {
         }
         // Close the current part before this line.
         if chars > 0 {
-            push(&mut out, text.get(start..line_start).unwrap_or_default());
+            push(&mut out, slice(text, start..line_start));
         }
         start = line_start;
         chars = n;
@@ -141,15 +142,26 @@ pub fn chunks(text: &str, max_chars: usize) -> Vec<&str> {
                 .get(start..)
                 .and_then(|rest| rest.char_indices().nth(max))
                 .map_or(text.len(), |(i, _)| start + i);
-            push(&mut out, text.get(start..cut).unwrap_or_default());
+            push(&mut out, slice(text, start..cut));
             start = cut;
             chars -= max;
         }
     }
     if start < text.len() {
-        push(&mut out, text.get(start..).unwrap_or_default());
+        push(&mut out, slice(text, start..text.len()));
     }
     out
+}
+
+/// `text[range]`, where the range's ends are line starts or `char_indices`
+/// offsets of `text`.
+fn slice(text: &str, range: std::ops::Range<usize>) -> &str {
+    #[expect(
+        clippy::expect_used,
+        reason = "the cuts are line starts or char_indices offsets: char boundaries within the text"
+    )]
+    let part = text.get(range).expect("cut at a char boundary");
+    part
 }
 
 /// The `record_memory_candidates` tool and its JSON Schema.
@@ -290,7 +302,7 @@ impl TextExtractor<'_> {
                         Ok(found) => break found,
                         Err(e) => e.to_string(),
                     },
-                    Err(ModelError::Malformed(reason)) => reason,
+                    Err(ModelError::Malformed { problem, .. }) => problem,
                     Err(source) => {
                         return Err(TextImportError::Model {
                             part,
@@ -519,7 +531,10 @@ mod tests {
         ));
         assert!(e.to_string().contains("offline"), "{e}");
         // An unusable reply is retried like a rejected answer.
-        let gateway = FakeGateway::failing(ModelError::Malformed("no tool call".into()));
+        let gateway = FakeGateway::failing(ModelError::Malformed {
+            call: None,
+            problem: "no tool call".into(),
+        });
         let extractor = TextExtractor {
             gateway: gateway.as_ref(),
             model: "m".into(),

@@ -235,6 +235,11 @@ fn remove_standalone_fillers(paragraph: &str) -> String {
 }
 
 /// `paragraph.split(/(?<=[。！？!?])|\n+/)`, trimmed, without empty pieces.
+///
+/// Frozen: part of the L3 layer of every sealed block (block record ids
+/// depend on it); do not change, and do not replace it with
+/// [`strataflow_text::sentences`]. It never splits at `.`, so "Dr. Patel"
+/// stays whole here already; it only finds standalone fillers ("ok!").
 fn split_sentences(paragraph: &str) -> Vec<&str> {
     let mut pieces = Vec::new();
     let mut start = 0;
@@ -286,6 +291,8 @@ fn looks_like_code(text: &str) -> bool {
             .map(|(i, c)| i + c.len_utf8()),
     );
     line_starts.into_iter().any(|start| {
+        // `start` is 0 or just after a line terminator: a char boundary,
+        // so the default is never taken.
         let line = text
             .get(start..)
             .unwrap_or_default()

@@ -56,6 +56,8 @@ impl From<&serde_json::Value> for JsValue {
         match value {
             serde_json::Value::Null => Self::Null,
             serde_json::Value::Bool(b) => Self::Bool(*b),
+            // Without serde_json's `arbitrary_precision` every number has
+            // an f64, so the default is never taken.
             serde_json::Value::Number(n) => Self::Number(
                 n.as_f64()
                     .or_else(|| n.to_string().parse().ok())

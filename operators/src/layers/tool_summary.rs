@@ -82,6 +82,7 @@ pub fn summarize_tool_json(text: &str) -> Option<String> {
                 Some(JsValue::Null) | None => parsed.get("content"),
                 found => found,
             };
+            // Neither `result` nor `content`: no summary (the empty one).
             let summary = outcome.map(summarize_value).unwrap_or_default();
             Some(with_summary(
                 format!("Tool call: {}", names.join(", ")),
@@ -252,6 +253,9 @@ fn raw_names(text: &str) -> Vec<String> {
     const KEY: &str = "\"name\"";
     let mut names: Vec<String> = Vec::new();
     let mut rest = text;
+    // `at` is where the ASCII KEY starts, `consumed` a byte count of
+    // `after` that `name_value` read: all char boundaries, so the defaults
+    // below are never taken.
     while let Some(at) = rest.find(KEY) {
         let after = rest.get(at + KEY.len()..).unwrap_or_default();
         match name_value(after) {

@@ -341,6 +341,7 @@ fn event_of(
 
     let title = f.string("title")?.to_owned();
     let summary = f.string("summary")?.to_owned();
+    // `narrative` is optional in the tool's schema: none is empty.
     let narrative = f.opt_string("narrative")?.unwrap_or_default().to_owned();
     let quotes = f
         .strings("quotes")?

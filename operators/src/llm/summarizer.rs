@@ -239,8 +239,18 @@ mod tests {
         });
         let err = LlmSummarizer::new(gateway, "m").summarize(&block.input(&msgs, 1));
         assert!(matches!(err, Err(OperatorError::Halted(_))), "{err:?}");
-        let gateway = FakeGateway::failing(crate::model::ModelError::Unavailable("503".into()));
-        let err = LlmSummarizer::new(gateway, "m").summarize(&block.input(&msgs, 1));
-        assert_eq!(err, Err(OperatorError::Failed("model service: 503".into())));
+        let unavailable = crate::model::ModelError::Unavailable {
+            status: Some(503),
+            retryable: true,
+            message: "503".into(),
+        };
+        let gateway = FakeGateway::failing(unavailable.clone());
+        let err = LlmSummarizer::new(gateway, "m")
+            .summarize(&block.input(&msgs, 1))
+            .unwrap_err();
+        // A failed run that keeps the model's cause; its recorded text is
+        // the one a `Failed` carried before.
+        assert_eq!(err, OperatorError::Model(unavailable));
+        assert_eq!(err.failure_text().as_deref(), Some("model service: 503"));
     }
 }

@@ -3,6 +3,14 @@
 //! needs no model: it reads the events' participants and verbatim quotes and
 //! is a pure, deterministic function of them.
 //!
+//! **Version 2** (`heuristic-projector@2`, [`HeuristicProjectorV2`]) applies
+//! the same patterns to the sentences of the shared splitter
+//! ([`strataflow_text::sentences`]), which keeps "my mentor Dr. Patel",
+//! "e.g. Rust" or "J. R. R. Tolkien" in one sentence; version 1 ends a
+//! sentence at every `.` that does not join two letters or digits (so "my
+//! mentor Dr. Patel" is two sentences and no `mentor` edge). Everything else
+//! is identical.
+//!
 //! # What it reads
 //!
 //! - `temporal.participants[0]` is the *speaker*, who stated the event; the
@@ -149,6 +157,8 @@ use crate::operator::{OperatorError, OperatorId, ProjectionInput, Projector, con
 pub const NAME: &str = "heuristic-projector";
 /// Operator version.
 pub const VERSION: u32 = 1;
+/// Version of [`HeuristicProjectorV2`].
+pub const VERSION_2: u32 = 2;
 /// Confidence of the participants' Person nodes, in per-mille.
 pub const PARTICIPANT_CONFIDENCE_MILLI: u16 = 900;
 /// Confidence of everything found by a pattern, in per-mille.
@@ -174,23 +184,72 @@ impl Projector for HeuristicProjector {
 
     /// Fails only when an event of the batch belongs to another tenant.
     fn project(&self, input: &ProjectionInput<'_>) -> Result<Vec<GraphAssertion>, OperatorError> {
-        let mut builder = Builder::default();
-        let mut seen = BTreeSet::new();
-        for (id, event) in input.events {
-            if event.tenant != input.tenant {
-                return Err(OperatorError::Failed(format!(
-                    "event {id} belongs to tenant `{}`, not to `{}`",
-                    event.tenant, input.tenant
-                )));
-            }
-            if seen.insert(*id) {
-                project_event(*id, event, &mut builder);
-            }
-        }
-        let batch: Vec<RecordId> = seen.into_iter().collect();
-        let out = builder.finish(input.tenant);
-        Ok(crate::validate::assertions(&batch, out))
+        project(input, Splitter::V1)
     }
+}
+
+/// The heuristic projector `heuristic-projector@2`: version 1's patterns on
+/// the sentences of [`strataflow_text::sentences`] (abbreviations, initials
+/// and closing quotes kept whole).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct HeuristicProjectorV2;
+
+impl Projector for HeuristicProjectorV2 {
+    fn id(&self) -> OperatorId {
+        OperatorId::new(NAME, VERSION_2)
+    }
+
+    fn config_hash(&self) -> Digest {
+        config_hash(&self.id(), r#"{"sentences":"strataflow-text"}"#)
+    }
+
+    /// Fails only when an event of the batch belongs to another tenant.
+    fn project(&self, input: &ProjectionInput<'_>) -> Result<Vec<GraphAssertion>, OperatorError> {
+        project(input, Splitter::Shared)
+    }
+}
+
+/// Where a version cuts quotes into sentences.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Splitter {
+    /// Frozen: [`sentences`], version 1.
+    V1,
+    /// [`strataflow_text::sentences::split`], then [`sentence_tokens`].
+    Shared,
+}
+
+impl Splitter {
+    fn sentences(self, text: &str) -> Vec<Sent> {
+        match self {
+            Self::V1 => sentences(text),
+            Self::Shared => strataflow_text::sentences::split(text)
+                .iter()
+                .flat_map(|s| sentence_tokens(s.text))
+                .collect(),
+        }
+    }
+}
+
+fn project(
+    input: &ProjectionInput<'_>,
+    splitter: Splitter,
+) -> Result<Vec<GraphAssertion>, OperatorError> {
+    let mut builder = Builder::default();
+    let mut seen = BTreeSet::new();
+    for (id, event) in input.events {
+        if event.tenant != input.tenant {
+            return Err(OperatorError::Failed(format!(
+                "event {id} belongs to tenant `{}`, not to `{}`",
+                event.tenant, input.tenant
+            )));
+        }
+        if seen.insert(*id) {
+            project_event(*id, event, splitter, &mut builder);
+        }
+    }
+    let batch: Vec<RecordId> = seen.into_iter().collect();
+    let out = builder.finish(input.tenant);
+    Ok(crate::validate::assertions(&batch, out))
 }
 
 /// The normalized form of a name, used as a node key: `’` read as `'`,
@@ -559,7 +618,25 @@ impl Tok {
 /// digits, joined by `'`, `-`, `_`, `.`, `&` between two of them, with
 /// trailing `+`/`#` (`C++`, `C#`); `.`, `!`, `?` and line breaks end a
 /// sentence; other punctuation is kept as a token.
+///
+/// Frozen: the sentences of `heuristic-projector@1` (it splits "Dr. Patel"
+/// at the `.`); do not change. Version 2 uses [`sentence_tokens`].
 fn sentences(text: &str) -> Vec<Sent> {
+    tokenize(text, true)
+}
+
+/// The tokens of one sentence of the shared splitter, as one [`Sent`] (none
+/// when it has no token): the words and punctuation of [`sentences`], where
+/// `.`, `!`, `?`, `…` and line breaks end nothing and are dropped.
+fn sentence_tokens(sentence: &str) -> Option<Sent> {
+    let mut sents = tokenize(sentence, false);
+    debug_assert!(sents.len() <= 1);
+    sents.pop()
+}
+
+/// [`sentences`]' word and punctuation rules; with `split`, `.`, `!`, `?`,
+/// `…` and line breaks end a sentence, else they are dropped.
+fn tokenize(text: &str, split: bool) -> Vec<Sent> {
     let chars: Vec<char> = text
         .chars()
         .map(|c| match c {
@@ -589,7 +666,7 @@ fn sentences(text: &str) -> Vec<Sent> {
             toks.push(Tok::word(std::mem::take(&mut word)));
         }
         match c {
-            '.' | '!' | '?' | '\n' | '…' if !toks.is_empty() => {
+            '.' | '!' | '?' | '\n' | '…' if split && !toks.is_empty() => {
                 out.push(Sent::new(std::mem::take(&mut toks)));
             }
             ',' | ';' | ':' | '(' | ')' | '"' | '-' | '—' | '–' | '/' | '[' | ']' => {
@@ -1239,7 +1316,7 @@ fn owner(ctx: &EventCtx, s: &Sent, i: usize) -> Option<(Option<Key>, usize)> {
     }
 }
 
-fn project_event(id: RecordId, event: &Event, b: &mut Builder) {
+fn project_event(id: RecordId, event: &Event, splitter: Splitter, b: &mut Builder) {
     let t = &event.temporal;
     let mentioned = Some(t.mentioned_at.instant());
     let time = if t.status == Occurrence::Planned {
@@ -1272,7 +1349,11 @@ fn project_event(id: RecordId, event: &Event, b: &mut Builder) {
             ctx.add_person(p, key);
         }
     }
-    let mut sents: Vec<Sent> = event.quotes.iter().flat_map(|q| sentences(q)).collect();
+    let mut sents: Vec<Sent> = event
+        .quotes
+        .iter()
+        .flat_map(|q| splitter.sentences(q))
+        .collect();
     let matchers: [fn(&mut EventCtx, &mut Builder, &mut Sent); 9] = [
         match_kinship,
         match_job_loss,
@@ -1720,6 +1801,7 @@ fn match_identity(ctx: &mut EventCtx, b: &mut Builder, s: &mut Sent) {
         let Some(speaker) = ctx.speaker.clone() else {
             continue;
         };
+        // `rsplit` yields at least one piece: never the default.
         let head = phrase.rsplit(' ').next().unwrap_or_default();
         if OCCUPATIONS.contains(&head) {
             ctx.fact(b, &speaker, "occupation", vec![phrase], FactMode::State);
@@ -2227,6 +2309,61 @@ mod tests {
 
     fn e(from: &str, relation: &str, to: &str) -> (String, String, String) {
         (from.to_owned(), relation.to_owned(), to.to_owned())
+    }
+
+    fn edges_by(p: &dyn Projector, quote: &str) -> Vec<(String, String, String)> {
+        let events = [(rid(9), event("Ana", quote, Occurrence::Unknown, None))];
+        let out = p
+            .project(&ProjectionInput {
+                tenant: "t",
+                events: &events,
+                attempt: 1,
+            })
+            .unwrap();
+        edges(&out)
+            .into_iter()
+            .map(|(f, r, t, _, _)| (f, r, t))
+            .collect()
+    }
+
+    #[test]
+    fn version_2_keeps_a_title_in_its_sentence_version_1_does_not() {
+        let quote = "my mentor Dr. Patel joined the team. She said I should use Figma.";
+        let v1 = edges_by(&HeuristicProjector, quote);
+        let v2 = edges_by(&HeuristicProjectorV2, quote);
+        assert_eq!(v1, vec![e("ana", "uses", "figma")]);
+        assert_eq!(
+            v2,
+            vec![e("ana", "mentor", "patel"), e("ana", "uses", "figma")]
+        );
+        let quote = "My friend Prof. Lee lives in Porto.";
+        assert_eq!(edges_by(&HeuristicProjector, quote), vec![]);
+        assert_eq!(
+            edges_by(&HeuristicProjectorV2, quote),
+            vec![e("ana", "friend", "lee"), e("lee", "lives_in", "porto")]
+        );
+    }
+
+    #[test]
+    fn versions_agree_without_abbreviations() {
+        for quote in [
+            "My mentor Dr Patel said I should use Figma and Python.",
+            "We switched to Linear from Jira last sprint! I moved to Lisbon.",
+            "I work at Acme Corp as a product manager. My wife Ana loves tea.",
+        ] {
+            assert_eq!(
+                edges_by(&HeuristicProjector, quote),
+                edges_by(&HeuristicProjectorV2, quote),
+                "{quote}"
+            );
+        }
+    }
+
+    #[test]
+    fn version_2_id_and_config_hash() {
+        let p = HeuristicProjectorV2;
+        assert_eq!(p.id().to_string(), "heuristic-projector@2");
+        assert_ne!(p.config_hash(), HeuristicProjector.config_hash());
     }
 
     #[test]

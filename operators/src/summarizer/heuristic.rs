@@ -17,6 +17,12 @@
 //! sentences in conversation order, each cut at 160 characters.
 //! should_extract: true when at least one sentence reports an event, plan or
 //! preference.
+//!
+//! **Version 2** (`heuristic-summarizer@2`, [`HeuristicSummarizerV2`]) does
+//! the same on the sentences of the shared splitter
+//! ([`strataflow_text::sentences`]: "Prof. Lee", "J. R. R. Tolkien", "cf."
+//! and closing quotes kept in their sentence); version 1 keeps its frozen
+//! splitter ([`crate::text::sentences`]).
 
 use std::collections::BTreeMap;
 
@@ -26,7 +32,7 @@ use strataflow_record::record::{BlockSummary, Role};
 use crate::extractor::temporal::find_time_expressions;
 use crate::operator::{BlockInput, OperatorError, OperatorId, Summarizer, config_hash};
 use crate::text::{
-    clip, has_event_cue, is_chatter, is_first_person, is_question, is_stop_word, sentences, words,
+    Splitter, clip, has_event_cue, is_chatter, is_first_person, is_question, is_stop_word, words,
 };
 
 /// The heuristic summarizer.
@@ -36,6 +42,15 @@ pub struct HeuristicSummarizer;
 /// Its operator id.
 pub fn id() -> OperatorId {
     OperatorId::new("heuristic-summarizer", 1)
+}
+
+/// Version 2: version 1 on the shared sentence splitter.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct HeuristicSummarizerV2;
+
+/// Version 2's operator id.
+pub fn id_v2() -> OperatorId {
+    OperatorId::new("heuristic-summarizer", 2)
 }
 
 /// A sentence of the block with what the scoring needs.
@@ -60,54 +75,75 @@ impl Summarizer for HeuristicSummarizer {
     }
 
     fn summarize(&self, block: &BlockInput<'_>) -> Result<BlockSummary, OperatorError> {
-        let candidates = candidates(block);
-        let speakers = speakers(block);
-        let tags = topic_tags(block, &speakers);
-
-        let mut ranked: Vec<&Candidate> = candidates.iter().filter(|c| c.score > 0).collect();
-        ranked.sort_by(|a, b| b.score.cmp(&a.score).then(a.order.cmp(&b.order)));
-
-        let title = match ranked.first() {
-            Some(best) => clip(&format!("{}: {}", best.speaker, best.text), 80),
-            None => fallback_title(block, &speakers),
-        };
-
-        let mut summary = match (speakers.is_empty(), tags.is_empty()) {
-            (false, false) => format!(
-                "{} talk about {}.",
-                join_names(&speakers),
-                tags.iter().take(3).cloned().collect::<Vec<_>>().join(", ")
-            ),
-            (false, true) => format!("{} talk.", join_names(&speakers)),
-            _ => String::from("Conversation."),
-        };
-        let mut top: Vec<&Candidate> = ranked.iter().take(3).copied().collect();
-        top.sort_by_key(|c| c.order);
-        for c in top {
-            let sentence = format!(" {}: {}", c.speaker, c.text);
-            if summary.chars().count() + sentence.chars().count() > 600 {
-                break;
-            }
-            summary.push_str(&sentence);
-        }
-
-        let mut points: Vec<&Candidate> = ranked.iter().take(8).copied().collect();
-        points.sort_by_key(|c| c.order);
-        let key_points = points
-            .into_iter()
-            .map(|c| clip(&format!("{}: {}", c.speaker, c.text), 160))
-            .collect();
-
-        Ok(BlockSummary {
-            tenant: block.block.tenant.clone(),
-            block: block.id,
-            title,
-            tags,
-            summary,
-            key_points,
-            should_extract: candidates.iter().any(|c| c.eventful),
-        })
+        summarize(block, Splitter::V1)
     }
+}
+
+impl Summarizer for HeuristicSummarizerV2 {
+    fn id(&self) -> OperatorId {
+        id_v2()
+    }
+
+    fn config_hash(&self) -> Digest {
+        config_hash(
+            &id_v2(),
+            r#"{"title_chars":80,"tags":6,"summary_chars":600,"key_points":8,"sentences":"strataflow-text"}"#,
+        )
+    }
+
+    fn summarize(&self, block: &BlockInput<'_>) -> Result<BlockSummary, OperatorError> {
+        summarize(block, Splitter::Shared)
+    }
+}
+
+fn summarize(block: &BlockInput<'_>, splitter: Splitter) -> Result<BlockSummary, OperatorError> {
+    let candidates = candidates(block, splitter);
+    let speakers = speakers(block);
+    let tags = topic_tags(block, &speakers, splitter);
+
+    let mut ranked: Vec<&Candidate> = candidates.iter().filter(|c| c.score > 0).collect();
+    ranked.sort_by(|a, b| b.score.cmp(&a.score).then(a.order.cmp(&b.order)));
+
+    let title = match ranked.first() {
+        Some(best) => clip(&format!("{}: {}", best.speaker, best.text), 80),
+        None => fallback_title(block, &speakers),
+    };
+
+    let mut summary = match (speakers.is_empty(), tags.is_empty()) {
+        (false, false) => format!(
+            "{} talk about {}.",
+            join_names(&speakers),
+            tags.iter().take(3).cloned().collect::<Vec<_>>().join(", ")
+        ),
+        (false, true) => format!("{} talk.", join_names(&speakers)),
+        _ => String::from("Conversation."),
+    };
+    let mut top: Vec<&Candidate> = ranked.iter().take(3).copied().collect();
+    top.sort_by_key(|c| c.order);
+    for c in top {
+        let sentence = format!(" {}: {}", c.speaker, c.text);
+        if summary.chars().count() + sentence.chars().count() > 600 {
+            break;
+        }
+        summary.push_str(&sentence);
+    }
+
+    let mut points: Vec<&Candidate> = ranked.iter().take(8).copied().collect();
+    points.sort_by_key(|c| c.order);
+    let key_points = points
+        .into_iter()
+        .map(|c| clip(&format!("{}: {}", c.speaker, c.text), 160))
+        .collect();
+
+    Ok(BlockSummary {
+        tenant: block.block.tenant.clone(),
+        block: block.id,
+        title,
+        tags,
+        summary,
+        key_points,
+        should_extract: candidates.iter().any(|c| c.eventful),
+    })
 }
 
 fn speaker_of(role: Role, speaker: Option<&str>) -> String {
@@ -138,14 +174,14 @@ fn join_names(names: &[String]) -> String {
     }
 }
 
-fn candidates(block: &BlockInput<'_>) -> Vec<Candidate> {
+fn candidates(block: &BlockInput<'_>, splitter: Splitter) -> Vec<Candidate> {
     let mut out = Vec::new();
     for (_, m) in block.messages {
         if !matches!(m.role, Role::User | Role::Assistant) {
             continue;
         }
         let speaker = speaker_of(m.role, m.speaker.as_deref());
-        for s in sentences(&m.content) {
+        for s in splitter.sentences(&m.content) {
             if is_question(s.text) || is_chatter(s.text) || s.text.starts_with("[image:") {
                 continue;
             }
@@ -182,7 +218,7 @@ fn named_words(sentence: &str) -> Vec<String> {
         .collect()
 }
 
-fn topic_tags(block: &BlockInput<'_>, speakers: &[String]) -> Vec<String> {
+fn topic_tags(block: &BlockInput<'_>, speakers: &[String], splitter: Splitter) -> Vec<String> {
     let speaker_words: Vec<String> = speakers.iter().map(|s| s.to_lowercase()).collect();
     let mut named: BTreeMap<String, (usize, usize)> = BTreeMap::new();
     let mut counts: BTreeMap<String, (usize, usize)> = BTreeMap::new();
@@ -191,7 +227,7 @@ fn topic_tags(block: &BlockInput<'_>, speakers: &[String]) -> Vec<String> {
         if !matches!(m.role, Role::User | Role::Assistant) {
             continue;
         }
-        for s in sentences(&m.content) {
+        for s in splitter.sentences(&m.content) {
             for n in named_words(s.text) {
                 if !speaker_words.contains(&n.to_lowercase()) {
                     let e = named.entry(n).or_insert((0, order));

@@ -178,6 +178,7 @@ mod tests {
 /// Error reading a source: an I/O failure stops the job; an input error
 /// rejects one item (or the whole batch, unless quarantined).
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum SourceError {
     /// The file could not be read.
     #[error("cannot read {file}: {source}")]

@@ -1,0 +1,137 @@
+//! Word tokens with byte offsets.
+//!
+//! Two tokenizers, for two jobs:
+//! - [`words`]: the operators' words — runs of letters and digits, joined
+//!   by an apostrophe (`'` or `’`) between two of them ("I'll", "Mel’s").
+//!   [`Token::folded`] gives the lowercase form with a plain apostrophe.
+//! - [`segments`]: the search index's words — the UAX #29 word segments
+//!   that hold a letter or digit ("3.5", "e.g", "don’t" stay whole, hyphens
+//!   split). A query must be analysed with the tokenizer of the index it
+//!   searches, so search code uses only this one.
+//!
+//! ```
+//! use strataflow_text::tokens::{segments, words};
+//! let w: Vec<String> = words("I’ll pay 3.5 now").iter().map(|t| t.folded()).collect();
+//! assert_eq!(w, ["i'll", "pay", "3", "5", "now"]);
+//! let s: Vec<&str> = segments("I’ll pay 3.5 now").iter().map(|t| t.text).collect();
+//! assert_eq!(s, ["I’ll", "pay", "3.5", "now"]);
+//! ```
+
+use unicode_segmentation::UnicodeSegmentation;
+
+use crate::normalise::push_lowercase;
+
+/// A word of a text with its byte span.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Token<'a> {
+    /// The word as written.
+    pub text: &'a str,
+    /// Byte offset of its first character.
+    pub start: usize,
+    /// Byte offset just after its last character.
+    pub end: usize,
+}
+
+impl Token<'_> {
+    /// Lowercase ([`push_lowercase`]), with `’` made a plain `'`.
+    pub fn folded(&self) -> String {
+        let mut out = String::with_capacity(self.text.len());
+        for c in self.text.chars() {
+            if c == '’' {
+                out.push('\'');
+            } else {
+                push_lowercase(&mut out, c);
+            }
+        }
+        out
+    }
+
+    /// Whether it begins with an uppercase letter.
+    pub fn is_capitalised(&self) -> bool {
+        self.text.chars().next().is_some_and(char::is_uppercase)
+    }
+}
+
+fn is_apostrophe(c: char) -> bool {
+    c == '\'' || c == '’'
+}
+
+/// The operators' words: runs of letters and digits (`char::is_alphanumeric`)
+/// joined by an apostrophe between two of them.
+pub fn words(text: &str) -> Vec<Token<'_>> {
+    let mut out = Vec::new();
+    let mut start: Option<usize> = None;
+    let mut chars = text.char_indices().peekable();
+    while let Some((at, c)) = chars.next() {
+        let inner_apostrophe = is_apostrophe(c)
+            && start.is_some()
+            && chars.peek().is_some_and(|&(_, n)| n.is_alphanumeric());
+        if c.is_alphanumeric() {
+            start.get_or_insert(at);
+        } else if !inner_apostrophe {
+            if let Some(from) = start.take() {
+                out.extend(token(text, from, at));
+            }
+        }
+    }
+    if let Some(from) = start {
+        out.extend(token(text, from, text.len()));
+    }
+    out
+}
+
+fn token(text: &str, start: usize, end: usize) -> Option<Token<'_>> {
+    text.get(start..end).map(|t| Token {
+        text: t,
+        start,
+        end,
+    })
+}
+
+/// The search index's words: UAX #29 word segments holding at least one
+/// letter or digit (what `unicode_words` yields), with their spans.
+pub fn segments(text: &str) -> Vec<Token<'_>> {
+    text.unicode_word_indices()
+        .map(|(start, t)| Token {
+            text: t,
+            start,
+            end: start + t.len(),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn folded(text: &str) -> Vec<String> {
+        words(text).iter().map(Token::folded).collect()
+    }
+
+    #[test]
+    fn words_keep_inner_apostrophes_only() {
+        assert_eq!(folded("I'm at Mel's, OK?"), ["i'm", "at", "mel's", "ok"]);
+        assert_eq!(
+            folded("'quoted' rock'n'roll x'"),
+            ["quoted", "rock'n'roll", "x"]
+        );
+        assert_eq!(folded("Ünïcode ÉTÉ"), ["ünïcode", "été"]);
+    }
+
+    #[test]
+    fn spans_point_into_the_text() {
+        let text = "Dr. Patel’s e-mail: 3.5";
+        for t in words(text).into_iter().chain(segments(text)) {
+            assert_eq!(&text[t.start..t.end], t.text);
+        }
+    }
+
+    #[test]
+    fn segments_are_uax29_words() {
+        let text = "Dr. Patel’s e-mail: 3.5 记忆";
+        let s: Vec<&str> = segments(text).iter().map(|t| t.text).collect();
+        let reference: Vec<&str> = text.unicode_words().collect();
+        assert_eq!(s, reference);
+        assert_eq!(s, ["Dr", "Patel’s", "e", "mail", "3.5", "记", "忆"]);
+    }
+}
