@@ -65,10 +65,36 @@ pub enum StreamError {
     /// The ingester was closed or its thread stopped.
     #[error("the ingester is closed")]
     Closed,
+    /// A batch holds the same message id twice with different content.
+    #[error(
+        "message `{external_id}` of thread `{thread}` is in the batch twice with different content (first at index {first})"
+    )]
+    Twice {
+        /// Thread.
+        thread: String,
+        /// The message's external id.
+        external_id: String,
+        /// Index of its first occurrence.
+        first: usize,
+    },
+    /// A message of a batch was refused: nothing of the batch was stored.
+    #[error("message {index} of the batch: {source}")]
+    InBatch {
+        /// 0-based index of the refused message in the batch.
+        index: usize,
+        /// Why it was refused.
+        #[source]
+        source: Box<StreamError>,
+    },
 }
 
 /// Why the background thread did not store a message.
 enum Refusal {
+    Twice {
+        thread: String,
+        external_id: String,
+        first: usize,
+    },
     Conflict {
         tenant: String,
         thread: String,
@@ -76,6 +102,34 @@ enum Refusal {
         existing: RecordId,
     },
     Failed(Arc<crate::stage::StageError>),
+}
+
+impl Refusal {
+    fn into_error(self) -> StreamError {
+        match self {
+            Self::Conflict {
+                tenant,
+                thread,
+                external_id,
+                existing,
+            } => StreamError::Conflict {
+                tenant,
+                thread,
+                external_id,
+                existing,
+            },
+            Self::Failed(cause) => StreamError::Failed(cause),
+            Self::Twice {
+                thread,
+                external_id,
+                first,
+            } => StreamError::Twice {
+                thread,
+                external_id,
+                first,
+            },
+        }
+    }
 }
 
 /// Settings of a streaming ingester.
@@ -103,9 +157,29 @@ pub struct Acked {
 
 type Reply = oneshot::Sender<Result<Acked, Refusal>>;
 
+/// The answer to a batch: every message acknowledged, or the first one
+/// refused (with its index) and nothing of the batch stored.
+type BatchReply = oneshot::Sender<Result<Vec<Acked>, (usize, Refusal)>>;
+
 enum Command {
     Append(Box<MessageInput>, Reply),
+    AppendBatch(Vec<MessageInput>, BatchReply),
     Flush(oneshot::Sender<IngestStats>),
+}
+
+/// What one command appends: a message, or a batch stored all or nothing.
+enum Unit {
+    One(Box<MessageInput>, Reply),
+    Batch(Vec<MessageInput>, BatchReply),
+}
+
+impl Unit {
+    fn inputs(&self) -> &[MessageInput] {
+        match self {
+            Self::One(input, _) => std::slice::from_ref(input.as_ref()),
+            Self::Batch(inputs, _) => inputs,
+        }
+    }
 }
 
 /// The async handle. Cloning is not offered: share it behind an `Arc`.
@@ -139,21 +213,34 @@ impl Ingester {
             .send(Command::Append(Box::new(message), tx))
             .await
             .map_err(|_| StreamError::Closed)?;
-        match rx.await.map_err(|_| StreamError::Closed)? {
-            Ok(acked) => Ok(acked),
-            Err(Refusal::Conflict {
-                tenant,
-                thread,
-                external_id,
-                existing,
-            }) => Err(StreamError::Conflict {
-                tenant,
-                thread,
-                external_id,
-                existing,
-            }),
-            Err(Refusal::Failed(cause)) => Err(StreamError::Failed(cause)),
+        rx.await
+            .map_err(|_| StreamError::Closed)?
+            .map_err(Refusal::into_error)
+    }
+
+    /// Appends messages as one unit: resolves once all are durable, or
+    /// refuses them all when one conflicts with a stored message (or with
+    /// another of the batch), naming its index; nothing of a refused batch
+    /// is stored. The batch takes one place in the queue and is stored in
+    /// one group, in its order.
+    pub async fn append_batch(
+        &self,
+        messages: Vec<MessageInput>,
+    ) -> Result<Vec<Acked>, StreamError> {
+        if messages.is_empty() {
+            return Ok(Vec::new());
         }
+        let (tx, rx) = oneshot::channel();
+        self.commands
+            .send(Command::AppendBatch(messages, tx))
+            .await
+            .map_err(|_| StreamError::Closed)?;
+        rx.await
+            .map_err(|_| StreamError::Closed)?
+            .map_err(|(index, refusal)| StreamError::InBatch {
+                index,
+                source: Box::new(refusal.into_error()),
+            })
     }
 
     /// Parses one JSON message in the JSONL input format (`docs/format.md`)
@@ -227,7 +314,8 @@ fn background(store: &Store, options: &StreamOptions, mut commands: mpsc::Receiv
         let mut appends = Vec::new();
         for command in group {
             match command {
-                Command::Append(input, reply) => appends.push((input, reply)),
+                Command::Append(input, reply) => appends.push(Unit::One(input, reply)),
+                Command::AppendBatch(inputs, reply) => appends.push(Unit::Batch(inputs, reply)),
                 Command::Flush(reply) => {
                     state.commit(std::mem::take(&mut appends));
                     // The caller may have stopped waiting.
@@ -240,15 +328,29 @@ fn background(store: &Store, options: &StreamOptions, mut commands: mpsc::Receiv
 }
 
 impl Background<'_> {
-    /// Stores one group and answers each of its appends.
-    fn commit(&mut self, appends: Vec<(Box<MessageInput>, Reply)>) {
-        if appends.is_empty() {
+    /// Stores one group and answers each of its units.
+    fn commit(&mut self, units: Vec<Unit>) {
+        if units.is_empty() {
             return;
         }
-        match self.prepare_and_append(&appends) {
-            Ok(acks) => {
-                for ((_, reply), ack) in appends.into_iter().zip(acks) {
-                    let _ = reply.send(ack);
+        match self.prepare_and_append(&units) {
+            Ok(outcomes) => {
+                for (unit, outcome) in units.into_iter().zip(outcomes) {
+                    match unit {
+                        Unit::One(_, reply) => {
+                            #[expect(
+                                clippy::expect_used,
+                                reason = "a unit of one message has exactly one ack"
+                            )]
+                            let answer = outcome
+                                .map(|mut acks| acks.pop().expect("one ack"))
+                                .map_err(|(_, refusal)| refusal);
+                            let _ = reply.send(answer);
+                        }
+                        Unit::Batch(_, reply) => {
+                            let _ = reply.send(outcome);
+                        }
+                    }
                 }
             }
             Err(e) => {
@@ -256,78 +358,161 @@ impl Background<'_> {
                 // log on the next group.
                 self.threads.clear();
                 let cause = Arc::new(e);
-                for (_, reply) in appends {
-                    let _ = reply.send(Err(Refusal::Failed(Arc::clone(&cause))));
+                for unit in units {
+                    let refusal = Refusal::Failed(Arc::clone(&cause));
+                    match unit {
+                        Unit::One(_, reply) => {
+                            let _ = reply.send(Err(refusal));
+                        }
+                        Unit::Batch(_, reply) => {
+                            let _ = reply.send(Err((0, refusal)));
+                        }
+                    }
                 }
             }
         }
     }
 
+    /// The message stored under `input`'s key, and whether it has the
+    /// same content.
+    fn stored(&self, input: &MessageInput) -> Result<Option<(RecordId, bool)>, crate::stage::StageError> {
+        let Some(id) =
+            self.store
+                .message_by_external_id(&input.tenant, &input.thread, &input.external_id)?
+        else {
+            return Ok(None);
+        };
+        let same = matches!(
+            self.store.get(&id)?.map(|s| s.record),
+            Some(Record::Message(m)) if input.same_content_as(&m)
+        );
+        Ok(Some((id, same)))
+    }
+
+    /// Prepares every unit of the group and appends what they produce as
+    /// one batch. A unit whose message conflicts (with a stored message, or
+    /// with an earlier message of the group) is refused whole before any of
+    /// its messages enters a thread.
+    #[expect(
+        clippy::type_complexity,
+        reason = "one outcome per unit: its acks, or the refused index and why"
+    )]
     fn prepare_and_append(
         &mut self,
-        appends: &[(Box<MessageInput>, Reply)],
-    ) -> Result<Vec<Result<Acked, Refusal>>, crate::stage::StageError> {
+        units: &[Unit],
+    ) -> Result<Vec<Result<Vec<Acked>, (usize, Refusal)>>, crate::stage::StageError> {
         let ops = self.options.operators.as_ref();
         let mut records = Vec::new();
-        let mut acks = Vec::with_capacity(appends.len());
-        let mut group_ids: HashMap<(String, String, String), RecordId> = HashMap::new();
-        for (input, _) in appends {
-            self.stats.read += 1;
-            let key = (
-                input.tenant.clone(),
-                input.thread.clone(),
-                input.external_id.clone(),
-            );
-            if let Some(id) = group_ids.get(&key) {
-                acks.push(Ok(Acked {
-                    id: *id,
-                    new: false,
-                }));
-                self.stats.already_stored += 1;
-                continue;
-            }
-            // Stored before: the same content is acknowledged, other content
-            // refused (for this message only).
-            if let Some(id) = self.store.message_by_external_id(
-                &input.tenant,
-                &input.thread,
-                &input.external_id,
-            )? {
-                let same = matches!(
-                    self.store.get(&id)?.map(|s| s.record),
-                    Some(Record::Message(m)) if input.same_content_as(&m)
+        let mut outcomes = Vec::with_capacity(units.len());
+        // Messages of this group so far, by key: their id and input.
+        let mut group: HashMap<(String, String, String), (RecordId, MessageInput)> =
+            HashMap::new();
+        for unit in units {
+            let inputs = unit.inputs();
+            self.stats.read += inputs.len() as u64;
+            // First pass: refuse the unit if any message conflicts.
+            let mut earlier: Vec<Option<(RecordId, bool)>> = Vec::with_capacity(inputs.len());
+            let mut refused = None;
+            // Key → (index of its first message in the unit, what that one found).
+            let mut in_unit: HashMap<(&str, &str, &str), (usize, Option<(RecordId, bool)>)> =
+                HashMap::new();
+            for (index, input) in inputs.iter().enumerate() {
+                let unit_key = (
+                    input.tenant.as_str(),
+                    input.thread.as_str(),
+                    input.external_id.as_str(),
                 );
-                self.stats.already_stored += u64::from(same);
-                acks.push(if same {
-                    Ok(Acked { id, new: false })
-                } else {
-                    Err(Refusal::Conflict {
-                        tenant: input.tenant.clone(),
-                        thread: input.thread.clone(),
-                        external_id: input.external_id.clone(),
-                        existing: id,
-                    })
-                });
+                if let Some(&(first, first_known)) = in_unit.get(&unit_key) {
+                    if inputs.get(first) != Some(input) {
+                        refused = Some((
+                            index,
+                            Refusal::Twice {
+                                thread: input.thread.clone(),
+                                external_id: input.external_id.clone(),
+                                first,
+                            },
+                        ));
+                        break;
+                    }
+                    // The same message twice: acknowledged as the first is.
+                    earlier.push(first_known);
+                    continue;
+                }
+                let key = (
+                    input.tenant.clone(),
+                    input.thread.clone(),
+                    input.external_id.clone(),
+                );
+                let known = match group.get(&key) {
+                    Some((id, first)) => Some((*id, first == input)),
+                    None => self.stored(input)?,
+                };
+                if let Some((existing, false)) = known {
+                    refused = Some((
+                        index,
+                        Refusal::Conflict {
+                            tenant: input.tenant.clone(),
+                            thread: input.thread.clone(),
+                            external_id: input.external_id.clone(),
+                            existing,
+                        },
+                    ));
+                    break;
+                }
+                in_unit.insert(unit_key, (index, known));
+                earlier.push(known);
+            }
+            if let Some(refusal) = refused {
+                outcomes.push(Err(refusal));
                 continue;
             }
-            let thread = (input.tenant.clone(), input.thread.clone());
-            if !self.threads.contains_key(&thread) {
-                let mut loaded = ThreadState::load(self.store, &input.tenant, &input.thread, ops)?;
-                records.extend(loaded.seal_loaded(&self.options.sealer, ops)?.records);
-                self.threads.insert(thread.clone(), loaded);
+            // Second pass: every message enters its thread (or is
+            // acknowledged as stored before).
+            let mut acks = Vec::with_capacity(inputs.len());
+            for (input, known) in inputs.iter().zip(earlier) {
+                let key = (
+                    input.tenant.clone(),
+                    input.thread.clone(),
+                    input.external_id.clone(),
+                );
+                if let Some((id, _)) = group.get(&key) {
+                    acks.push(Acked { id: *id, new: false });
+                    self.stats.already_stored += 1;
+                    continue;
+                }
+                if let Some((id, _)) = known {
+                    acks.push(Acked { id, new: false });
+                    self.stats.already_stored += 1;
+                    continue;
+                }
+                let thread = (input.tenant.clone(), input.thread.clone());
+                if !self.threads.contains_key(&thread) {
+                    let mut loaded =
+                        ThreadState::load(self.store, &input.tenant, &input.thread, ops)?;
+                    records.extend(loaded.seal_loaded(&self.options.sealer, ops)?.records);
+                    self.threads.insert(thread.clone(), loaded);
+                }
+                #[expect(clippy::expect_used, reason = "the thread was inserted just above")]
+                let state = self
+                    .threads
+                    .get_mut(&thread)
+                    .expect("thread state loaded");
+                let produced = state.push(self.store, input, &self.options.sealer, ops)?;
+                self.stats.failed_runs += produced.failed_runs;
+                #[expect(
+                    clippy::expect_used,
+                    reason = "no message is stored under this key (looked up above) and this thread is the directory's only writer, so push makes its record"
+                )]
+                let id = produced
+                    .records
+                    .first()
+                    .map(|r| r.id())
+                    .expect("a new message's record");
+                group.insert(key, (id, input.clone()));
+                records.extend(produced.records);
+                acks.push(Acked { id, new: true });
             }
-            let Some(state) = self.threads.get_mut(&thread) else {
-                continue;
-            };
-            let produced = state.push(self.store, input, &self.options.sealer, ops)?;
-            self.stats.failed_runs += produced.failed_runs;
-            let id = match produced.records.first() {
-                Some(r) => r.id(),
-                None => continue,
-            };
-            group_ids.insert(key, id);
-            records.extend(produced.records);
-            acks.push(Ok(Acked { id, new: true }));
+            outcomes.push(Ok(acks));
         }
         if !records.is_empty() {
             let receipt = self
@@ -347,6 +532,6 @@ impl Background<'_> {
             }
             self.stats.batches += 1;
         }
-        Ok(acks)
+        Ok(outcomes)
     }
 }
