@@ -38,7 +38,7 @@ fn check_profile_name(name: &str) -> Result<(), MemoryError> {
     Ok(())
 }
 
-/// One event as listed by [`Memory::events`].
+/// One event as listed by [`TenantMemory::events`](super::TenantMemory::events).
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct EventListing {
     /// Event id.

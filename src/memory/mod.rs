@@ -72,7 +72,7 @@ pub struct Stats {
     pub block_turns: u32,
 }
 
-/// One block as listed by [`Memory::blocks`].
+/// One block as listed by [`TenantMemory::blocks`].
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct BlockInfo {
     /// Block id.

@@ -177,9 +177,9 @@ struct RawDoc {
 /// one from the first record, so an index refreshed along the way and one
 /// built afresh hold the same content ([`Searcher::digest`]).
 ///
-/// [`Memory::searcher`] persists it as a view (see [`SEARCH_VIEW`] and
-/// `docs/format.md`): it resumes from the saved snapshot and saves it back
-/// when the refresh applied something.
+/// [`TenantMemory::searcher`](super::TenantMemory::searcher) persists it as
+/// a view (under a `search/…` key, see `docs/format.md`): it resumes from
+/// the saved snapshot and saves it back when the refresh applied something.
 pub struct Searcher {
     tenant: String,
     profile: Option<String>,
@@ -411,7 +411,7 @@ impl Memory {
 
     /// Applies the records appended since the searcher's last sequence:
     /// new messages and events enter the indexes; statuses, weights and
-    /// the graph are brought up to date. (Only [`Memory::searcher`] saves
+    /// the graph are brought up to date. (Only [`TenantMemory::searcher`](super::TenantMemory::searcher) saves
     /// the snapshot.)
     pub fn refresh_searcher(&self, s: &mut Searcher) -> Result<(), MemoryError> {
         self.refresh_applied(s).map(|_| ())

@@ -75,9 +75,9 @@ impl Memory {
     /// Refreshes every persisted view of each tenant of `tenants` and
     /// reports their digests, tenant after tenant in the order given, with
     /// one scan of the log for all of them (and, with
-    /// [`ViewsOptions::verify`], one more for all the rebuilds). The graph
+    /// [`ViewsOptions::verify`](super::ViewsOptions::verify), one more for all the rebuilds). The graph
     /// membership, block levels and search views are those of
-    /// [`ViewsOptions::profile`]. One tenant's:
+    /// [`ViewsOptions::profile`](super::ViewsOptions::profile). One tenant's:
     /// [`TenantMemory::views`](super::TenantMemory::views).
     pub fn views(
         &self,
