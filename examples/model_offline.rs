@@ -62,13 +62,21 @@ fn open_with_profile(dir: &Path, base_url: &str) -> Result<Memory, Error> {
 
 fn summary(memory: &Memory) -> Result<(BTreeSet<RecordId>, Vec<String>), Error> {
     let events = memory
-        .profile_events(Some("model"), "", None)?
+        .default_tenant()
+        .extracted_events(&strataflow::EventsQuery {
+            profile: Some("model".into()),
+            ..Default::default()
+        })?
         .events
         .iter()
         .map(|(id, _, _)| *id)
         .collect();
     let views = memory
-        .profile_views(Some("model"), "", false)?
+        .default_tenant()
+        .views(&strataflow::ViewsOptions {
+            profile: Some("model".into()),
+            verify: false,
+        })?
         .into_iter()
         .map(|v| format!("{} {}", v.view, v.digest))
         .collect();

@@ -18,20 +18,26 @@ fn main() {
     let key = memory.search_view_key(None).unwrap();
     // Warm the other views (status, weights, graph membership) so both
     // timings below pay only for the search indexes and their refresh.
-    memory.views(&tenant, false).unwrap();
+    memory
+        .tenant(&tenant)
+        .views(&strataflow::ViewsOptions {
+            verify: false,
+            ..Default::default()
+        })
+        .unwrap();
     for round in 0..3 {
         let t = Instant::now();
         let fresh = memory.searcher_rebuilt(None, &tenant).unwrap();
         let build = t.elapsed();
         let t = Instant::now();
-        let resumed = memory.searcher(None, &tenant).unwrap();
+        let resumed = memory.tenant(&tenant).searcher(None).unwrap();
         let load = t.elapsed();
         assert_eq!(fresh.digest(), resumed.digest());
         // What every refresh pays whatever the snapshot: the views it reads.
         let t = Instant::now();
-        memory.event_status(&tenant).unwrap();
-        memory.weights(&tenant).unwrap();
-        memory.graph(None, &tenant).unwrap();
+        memory.tenant(&tenant).event_status().unwrap();
+        memory.tenant(&tenant).weights().unwrap();
+        memory.tenant(&tenant).graph(None).unwrap();
         let views = t.elapsed();
         let bytes = memory
             .store()

@@ -67,7 +67,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         budget: Some(60),
         ..SearchRequest::default()
     };
-    let answer = memory.search(None, "", Channel::All, &request)?;
+    let answer = memory.default_tenant().search(
+        &request,
+        &strataflow::SearchOptions {
+            channel: Channel::All,
+            ..Default::default()
+        },
+    )?;
     for hit in answer.hits.iter().take(3) {
         println!("  {:>6.3}  {}", hit.score, hit.text);
     }

@@ -2,24 +2,21 @@
 //!
 //! Long-term memory for AI agents as a durable dataflow pipeline over an
 //! append-only, content-hashed log. This crate is the facade: [`Memory`]
-//! opens a data directory; the `strataflow` binary is its command line.
+//! opens a data directory, [`Memory::tenant`] gives the per-tenant verbs
+//! ([`TenantMemory`]: search, expand, context, assess, use, governance,
+//! events, graph, views); the `strataflow` binary is its command line.
 //!
-//! ```no_run
-//! use strataflow::Memory;
-//! use strataflow::pipeline::ingest::OnInvalid;
+//! Errors are one [`MemoryError`] whose variants are the failures of the
+//! layers below and one typed family per kind of operation
+//! ([`QueryError`], [`EvidenceError`], [`ProfileError`], [`ConfigError`],
+//! [`ImportError`]).
 //!
-//! let memory = Memory::open("strataflow-data")?;
-//! let options = memory.ingest_options()?;
-//! let stats = memory.ingest_jsonl(
-//!     "examples/data/sample.jsonl".as_ref(),
-//!     &options,
-//!     OnInvalid::Refuse,
-//!     &mut |_| {},
-//! )?;
-//! println!("stored {} messages, sealed {} blocks", stats.stored, stats.blocks_sealed);
-//! # Ok::<(), strataflow::MemoryError>(())
-//! ```
+//! See [`Memory`] for a runnable example.
+#![warn(missing_docs)]
 
+// reason: the `eval` and `diff --queries` commands of the binary and the
+// temporal-gold tests use it; bench and evaluation tooling, not library API.
+#[doc(hidden)]
 pub mod eval;
 mod memory;
 
@@ -27,10 +24,14 @@ pub use memory::{
     AssessOutcome, BlockView, ExpandedEvent, ExpandedNode, SourceMessage, UseOutcome, ViewReport,
 };
 pub use memory::{
-    BlockInfo, DerivationPlan, DerivationStatus, EventListing, FailureInfo, Memory, MemoryError,
-    ModelCallTotals, OperatorPlan, OperatorStatus, ProfileEvents, Stats, ThreadBlocks,
+    BlockInfo, ConfigError, DerivationPlan, DerivationStatus, EventListing, EvidenceError,
+    Expected, FailureInfo, FilterProblem, ImportError, Memory, MemoryError, ModelCallTotals,
+    OperatorPlan, OperatorStatus, ProfileError, ProfileEvents, QueryError, Stats, ThreadBlocks,
 };
 pub use memory::{Channel, SearchHit, SearchRequest, SearchResponse, Searcher};
+pub use memory::{
+    ContextOptions, EventsQuery, ExpandOptions, SearchOptions, TenantMemory, ViewsOptions,
+};
 pub use memory::{
     ExternalImportOptions, ExternalImportReport, IMPORT_BLOCK_TAG, ReportedDecision, UndoReport,
 };

@@ -13,9 +13,10 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Parser;
+use strataflow::eval::EvalError;
 use strataflow::log::StoreError;
 use strataflow::pipeline::ingest::{IngestError, IngestStats, OnInvalid};
-use strataflow::{Memory, MemoryError};
+use strataflow::{Memory, MemoryError, QueryError};
 
 use args::{
     Cli, Command, EvalCommand, ExpandCommand, ExportCommand, GovernArgs, ImportCommand, IngestArgs,
@@ -25,7 +26,7 @@ use progress::Progress;
 use strataflow::log::record::{Actor, GovernanceAction};
 use strataflow::operators::decay::parse_expand_target;
 use strataflow::operators::evidence_gate::AssessmentInput;
-use strataflow::{Channel, SearchRequest};
+use strataflow::{Channel, SearchRequest, ViewsOptions};
 
 /// Exit status of a usage error.
 const EXIT_USAGE: u8 = 2;
@@ -50,12 +51,26 @@ impl From<MemoryError> for Failure {
             {
                 EXIT_AUDIT_FAILED
             }
-            MemoryError::InvalidId { .. } | MemoryError::InvalidFilter(_) => 2,
+            MemoryError::Query(QueryError::InvalidId { .. } | QueryError::InvalidFilter { .. }) => {
+                EXIT_USAGE
+            }
             _ => 1,
         };
         Self {
             message: e.to_string(),
             status,
+        }
+    }
+}
+
+impl From<EvalError> for Failure {
+    fn from(e: EvalError) -> Self {
+        match e {
+            EvalError::Memory(e) => Self::from(e),
+            other => Self {
+                message: other.to_string(),
+                status: 1,
+            },
         }
     }
 }
@@ -222,12 +237,14 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 &file,
                 &options,
                 |opts, on_invalid, progress| {
-                    memory.import_locomo(&file, &tenant, opts, on_invalid, progress)
+                    memory
+                        .tenant(&tenant)
+                        .import_locomo(&file, opts, on_invalid, progress)
                 },
             )?;
         }
         Command::Import(ImportCommand::Parquet { dir: from }) => {
-            use strataflow::interchange::import::{StagedImport, import_parquet};
+            use strataflow::interchange::import::StagedImport;
             let failed = |e: strataflow::interchange::import::ImportError| Failure {
                 message: e.to_string(),
                 status: 1,
@@ -237,9 +254,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             let staged = StagedImport::begin(&dir).map_err(failed)?;
             let report = {
                 let memory = open(staged.staging())?;
-                let report = import_parquet(memory.store(), &from).map_err(failed)?;
-                memory.refresh_tenants_views(None, &memory.tenants()?)?;
-                report
+                memory.import_parquet(&from)?
             };
             staged.finish().map_err(failed)?;
             writeln!(
@@ -306,7 +321,9 @@ fn run(cli: Cli) -> Result<(), Failure> {
             json,
         }) => {
             let memory = open_existing(&dir)?;
-            let report = memory.undo_import(&tenant, &id, Actor::User, reason)?;
+            let report = memory
+                .tenant(&tenant)
+                .undo_import(&id, Actor::User, reason)?;
             render::undo_import(&mut out, &report, json)?;
         }
         Command::Stats { json } => {
@@ -319,11 +336,11 @@ fn run(cli: Cli) -> Result<(), Failure> {
             json,
         } => {
             let memory = open_existing(&dir)?;
-            render::blocks(&mut out, &memory.blocks(&tenant, &thread)?, json)?;
+            render::blocks(&mut out, &memory.tenant(&tenant).blocks(&thread)?, json)?;
         }
         Command::Show { id, tenant } => {
             let memory = open_existing(&dir)?;
-            render::record(&mut out, &memory.show(&tenant, &id)?)?;
+            render::record(&mut out, &memory.tenant(&tenant).show(&id)?)?;
         }
         Command::Resume { profile } => {
             let memory = open_existing(&dir)?;
@@ -344,7 +361,9 @@ fn run(cli: Cli) -> Result<(), Failure> {
             json,
         } => {
             let memory = open_existing(&dir)?;
-            let events = memory.events(profile.as_deref(), &tenant, thread.as_deref())?;
+            let events = memory
+                .tenant(&tenant)
+                .events(&strataflow::EventsQuery { profile, thread })?;
             render::events(&mut out, &events, json)?;
         }
         Command::Graph {
@@ -354,7 +373,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             json,
         } => {
             let memory = open_existing(&dir)?;
-            let graph = memory.graph(profile.as_deref(), &tenant)?;
+            let graph = memory.tenant(&tenant).graph(profile.as_deref())?;
             let graph = match at {
                 Some(text) => graph.at(parse_at(&text)?),
                 None => graph,
@@ -372,7 +391,11 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 Some(t) => vec![t],
                 None => memory.tenants()?,
             };
-            let reports = memory.tenants_views(None, &tenants, verify)?;
+            let options = ViewsOptions {
+                profile: None,
+                verify,
+            };
+            let reports = memory.views(&tenants, &options)?;
             render::views(&mut out, &reports, json)?;
             let differ = reports
                 .iter()
@@ -411,6 +434,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             writeln!(
                 out,
                 "views of profile `{}`:",
+                // default: An export without views has no profile: printed as "".
                 manifest.profile.as_deref().unwrap_or_default()
             )?;
             for (file, rows) in &manifest.views {
@@ -443,7 +467,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                     render::query_diff(&mut out, &diff, json)?;
                 }
                 None => {
-                    let diff = memory.diff(&a, &b, &tenant)?;
+                    let diff = memory.tenant(&tenant).diff(&a, &b)?;
                     render::diff(&mut out, &a, &b, &diff, json)?;
                 }
             }
@@ -455,7 +479,9 @@ fn run(cli: Cli) -> Result<(), Failure> {
             json,
         } => {
             let memory = open_existing(&dir)?;
-            let blocks = memory.context(profile.as_deref(), &tenant, thread.as_deref())?;
+            let blocks = memory
+                .tenant(&tenant)
+                .context(&strataflow::ContextOptions { profile, thread })?;
             render::blocks_at_levels(&mut out, &blocks, json)?;
         }
         Command::Assess {
@@ -476,7 +502,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 missing,
                 next,
             };
-            let outcome = memory.assess(&tenant, &batch, &input)?;
+            let outcome = memory.tenant(&tenant).assess(&batch, &input)?;
             render::assessment(&mut out, &outcome, json)?;
         }
         Command::Use {
@@ -486,7 +512,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             json,
         } => {
             let memory = open_existing(&dir)?;
-            let outcome = memory.use_refs(&tenant, &batch, &refs)?;
+            let outcome = memory.tenant(&tenant).use_refs(&batch, &refs)?;
             render::used(&mut out, &outcome, json)?;
         }
         Command::Eval(EvalCommand::Locomo {
@@ -545,7 +571,11 @@ fn run(cli: Cli) -> Result<(), Failure> {
             // The records are intact: every persisted view must equal a rebuild.
             let mut differ = Vec::new();
             let mut checked = 0;
-            for r in memory.tenants_views(None, &memory.tenants()?, true)? {
+            let verify = ViewsOptions {
+                profile: None,
+                verify: true,
+            };
+            for r in memory.views(&memory.tenants()?, &verify)? {
                 checked += 1;
                 if r.rebuilt.as_ref() != Some(&r.digest) {
                     differ.push(format!("view {} of tenant `{}`", r.view, r.tenant));
@@ -584,7 +614,7 @@ fn expand(out: &mut dyn Write, dir: &Path, e: ExpandCommand) -> Result<(), Failu
     let memory = open_existing(dir)?;
     match e {
         ExpandCommand::Event { id, tenant, json } => {
-            let x = memory.expand_event(&tenant, &id)?;
+            let x = memory.tenant(&tenant).expand_event(&id)?;
             render::expanded_event(out, &x, json)?;
         }
         ExpandCommand::Node {
@@ -595,7 +625,9 @@ fn expand(out: &mut dyn Write, dir: &Path, e: ExpandCommand) -> Result<(), Failu
             json,
         } => {
             let at = at.as_deref().map(parse_at).transpose()?;
-            let x = memory.expand_node(profile.as_deref(), &tenant, &id, at)?;
+            let x = memory
+                .tenant(&tenant)
+                .expand_node(&id, &strataflow::ExpandOptions { profile, at })?;
             render::expanded_node(out, &x, json)?;
         }
         ExpandCommand::Block {
@@ -609,7 +641,8 @@ fn expand(out: &mut dyn Write, dir: &Path, e: ExpandCommand) -> Result<(), Failu
                 message: format!("--level `{level}`: expected L0…L5, next or raw"),
                 status: 2,
             })?;
-            let x = memory.expand_block(profile.as_deref(), &tenant, &id, target)?;
+            let options = strataflow::ExpandOptions { profile, at: None };
+            let x = memory.tenant(&tenant).expand_block(&id, target, &options)?;
             render::blocks_at_levels(out, std::slice::from_ref(&x), json)?;
         }
     }
@@ -626,6 +659,7 @@ fn search(out: &mut dyn Write, dir: &Path, a: SearchArgs) -> Result<(), Failure>
         SearchChannel::All => Channel::All,
     };
     let base = SearchRequest {
+        // default: No query text: a search by its filters only (README).
         query: a.query.clone().unwrap_or_default(),
         thread: a.thread.clone(),
         limit: a.limit,
@@ -636,11 +670,13 @@ fn search(out: &mut dyn Write, dir: &Path, a: SearchArgs) -> Result<(), Failure>
         intent: a.intent.clone(),
         budget: a.budget,
     };
-    let call = format!("search {}", channel.name());
     let Some(file) = &a.queries else {
-        let searcher = memory.searcher(a.profile.as_deref(), &a.tenant)?;
-        let hits = searcher.search(channel, &base)?;
-        let response = memory.record_batch(&a.tenant, &call, &base, hits)?;
+        let tenant = memory.tenant(&a.tenant);
+        let options = strataflow::SearchOptions {
+            profile: a.profile.clone(),
+            channel,
+        };
+        let response = tenant.search(&base, &options)?;
         return Ok(render::search(out, &response, a.json)?);
     };
     let text = std::fs::read_to_string(file).map_err(|e| Failure {
@@ -680,14 +716,16 @@ fn search(out: &mut dyn Write, dir: &Path, a: SearchArgs) -> Result<(), Failure>
         let searcher = match searchers.entry(tenant.clone()) {
             std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
             std::collections::btree_map::Entry::Vacant(e) => {
-                e.insert(memory.searcher(a.profile.as_deref(), &tenant)?)
+                e.insert(memory.tenant(&tenant).searcher(a.profile.as_deref())?)
             }
         };
         let hits = searcher.search(channel, &request).map_err(|e| match e {
-            MemoryError::InvalidFilter(message) => refused(message),
+            e @ MemoryError::Query(QueryError::InvalidFilter { .. }) => refused(e.to_string()),
             other => Failure::from(other),
         })?;
-        let response = memory.record_batch(&tenant, &call, &request, hits)?;
+        let response = memory
+            .tenant(&tenant)
+            .record_search(channel, &request, hits)?;
         serde_json::to_writer(&mut *out, &response).map_err(std::io::Error::other)?;
         writeln!(out)?;
     }
@@ -710,10 +748,10 @@ fn govern(
         GovernanceAction::ExpandBlock { .. } => "expanded",
         GovernanceAction::UndoImport => "undid the import of",
     };
-    let record = memory.govern(&args.tenant, &args.event, action, Actor::User, args.reason)?;
-    let shown = memory.show(&args.tenant, &args.event)?;
-    let event = shown.id;
-    let status = memory.event_status(shown.record.tenant())?;
+    let tenant = memory.tenant(&args.tenant);
+    let record = tenant.govern(&args.event, action, Actor::User, args.reason)?;
+    let event = tenant.show(&args.event)?.id;
+    let status = tenant.event_status()?;
     let state = status.get(&event);
     writeln!(
         out,
@@ -739,15 +777,19 @@ fn replay(
 ) -> Result<(), Failure> {
     let memory = open_existing(dir)?;
     let tenants = memory.tenants()?;
-    let before = memory.tenants_views(profile, &tenants, false)?;
+    let options = |verify| ViewsOptions {
+        profile: profile.map(str::to_owned),
+        verify,
+    };
+    let before = memory.views(&tenants, &options(false))?;
     let records_before = memory.stats()?.total_records;
     let stats = memory.derive(profile, &memory.derive_options(), &mut |_| {})?;
-    let after = memory.tenants_views(profile, &tenants, verify)?;
+    let after = memory.views(&tenants, &options(verify))?;
     let written = memory.stats()?.total_records - records_before;
     writeln!(
         out,
         "replay of profile `{}`: {} operator runs, {written} records written",
-        memory.operators(profile)?.0.name,
+        memory.profile_or_default(profile)?.name,
         stats.runs
     )?;
     let mut differ = Vec::new();
@@ -940,6 +982,7 @@ fn run_ingest(
     if args.no_derive {
         options.operators = None;
     }
+    // default: A path without a file name labels its progress with nothing.
     let label = file
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())

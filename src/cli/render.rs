@@ -11,7 +11,7 @@ use strataflow::pipeline::derive::DeriveStats;
 use strataflow::pipeline::ingest::IngestStats;
 use strataflow::{
     AssessOutcome, BlockView, DerivationPlan, DerivationStatus, EventListing, ExpandedEvent,
-    ExpandedNode, Memory, MemoryError, SearchResponse, Stats, ThreadBlocks, UseOutcome, ViewReport,
+    ExpandedNode, Memory, SearchResponse, Stats, ThreadBlocks, UseOutcome, ViewReport,
 };
 use strataflow::{ExternalImportReport, UndoReport};
 
@@ -56,7 +56,7 @@ pub fn ingest_summary(
             path.display()
         )?;
     }
-    let heads = memory.store().thread_heads().map_err(MemoryError::from)?;
+    let heads = memory.threads()?;
     let shown = 20;
     writeln!(out, "threads in {}:", memory.path().display())?;
     writeln!(

@@ -18,10 +18,11 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use super::EvalError;
 use super::gold::gold_period;
 use super::questions::{evidence_score as score, locomo_questions as questions};
+use crate::Memory;
 use crate::memory::{Channel, SearchHit, SearchRequest};
-use crate::{Memory, MemoryError};
 
 /// Hit, full and words of one category (or all).
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
@@ -98,7 +99,7 @@ struct BudgetTally {
 }
 
 /// Runs the evaluation with the built-in default operators.
-pub fn evaluate(files: &[PathBuf], budgets: &[usize]) -> Result<EvalReport, MemoryError> {
+pub fn evaluate(files: &[PathBuf], budgets: &[usize]) -> Result<EvalReport, EvalError> {
     evaluate_with(files, budgets, None)
 }
 
@@ -109,12 +110,10 @@ pub fn evaluate_with(
     files: &[PathBuf],
     budgets: &[usize],
     extractor: Option<&str>,
-) -> Result<EvalReport, MemoryError> {
+) -> Result<EvalReport, EvalError> {
     let mut tallies: Vec<BudgetTally> = budgets.iter().map(|_| BudgetTally::default()).collect();
     for file in files {
-        let dir = tempfile::tempdir().map_err(|e| {
-            MemoryError::Invalid(format!("cannot create a temporary directory: {e}"))
-        })?;
+        let dir = tempfile::tempdir().map_err(EvalError::TempDir)?;
         let memory = Memory::open(dir.path())?;
         if let Some(id) = extractor {
             let profile = strataflow_operators::profile::Profile {
@@ -127,14 +126,13 @@ pub fn evaluate_with(
         }
         let mut options = memory.ingest_options()?;
         options.durability = strataflow_log::Durability::Buffered;
-        memory.import_locomo(
+        memory.default_tenant().import_locomo(
             file,
-            "",
             &options,
             strataflow_pipeline::ingest::OnInvalid::Refuse,
             &mut |_| {},
         )?;
-        let searcher = memory.searcher(None, "")?;
+        let searcher = memory.default_tenant().searcher(None)?;
         for q in questions(file)? {
             let category = q.category.unwrap_or(0);
             if !(1..=4).contains(&category) || q.evidence.is_empty() {

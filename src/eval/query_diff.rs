@@ -12,9 +12,10 @@
 
 use std::path::Path;
 
+use super::EvalError;
 use super::questions::{Question, evidence_score, load_questions};
+use crate::Memory;
 use crate::memory::{Channel, SearchHit, SearchRequest};
-use crate::{Memory, MemoryError};
 
 /// Default word budget of each search.
 pub const DEFAULT_QUERY_BUDGET: usize = 300;
@@ -109,10 +110,10 @@ pub fn diff_queries(
     tenant: &str,
     file: &Path,
     budget: usize,
-) -> Result<QueryDiff, MemoryError> {
+) -> Result<QueryDiff, EvalError> {
     let questions: Vec<Question> = load_questions(file)?;
-    let searcher_a = memory.searcher(Some(a), tenant)?;
-    let searcher_b = memory.searcher(Some(b), tenant)?;
+    let searcher_a = memory.tenant(tenant).searcher(Some(a))?;
+    let searcher_b = memory.tenant(tenant).searcher(Some(b))?;
     let mut out = QueryDiff {
         file: file.display().to_string(),
         budget,

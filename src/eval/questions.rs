@@ -15,7 +15,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::MemoryError;
+use super::EvalError;
 use crate::memory::SearchHit;
 
 /// One question.
@@ -53,7 +53,7 @@ struct Line {
 
 /// The questions of a file: a LoCoMo file or a JSONL question file,
 /// told apart by content.
-pub fn load_questions(path: &Path) -> Result<Vec<Question>, MemoryError> {
+pub fn load_questions(path: &Path) -> Result<Vec<Question>, EvalError> {
     let text = read(path)?;
     match serde_json::from_str::<Value>(&text) {
         Ok(value) if is_locomo(&value) => Ok(from_locomo(path, &value)),
@@ -62,10 +62,12 @@ pub fn load_questions(path: &Path) -> Result<Vec<Question>, MemoryError> {
 }
 
 /// The questions of a LoCoMo file (either layout), with their thread.
-pub fn locomo_questions(path: &Path) -> Result<Vec<Question>, MemoryError> {
+pub fn locomo_questions(path: &Path) -> Result<Vec<Question>, EvalError> {
     let text = read(path)?;
-    let value: Value = serde_json::from_str(&text)
-        .map_err(|e| MemoryError::Invalid(format!("{}: malformed JSON: {e}", path.display())))?;
+    let value: Value = serde_json::from_str(&text).map_err(|source| EvalError::MalformedJson {
+        path: path.to_path_buf(),
+        source,
+    })?;
     Ok(from_locomo(path, &value))
 }
 
@@ -88,9 +90,11 @@ pub fn evidence_score(hits: &[SearchHit], evidence: &[String]) -> (bool, bool, u
     )
 }
 
-fn read(path: &Path) -> Result<String, MemoryError> {
-    std::fs::read_to_string(path)
-        .map_err(|e| MemoryError::Invalid(format!("cannot read {}: {e}", path.display())))
+fn read(path: &Path) -> Result<String, EvalError> {
+    std::fs::read_to_string(path).map_err(|source| EvalError::Read {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 /// A LoCoMo document: an array of samples with `qa`, or one sample.
@@ -102,21 +106,22 @@ fn is_locomo(value: &Value) -> bool {
     }
 }
 
-fn jsonl_questions(path: &Path, text: &str) -> Result<Vec<Question>, MemoryError> {
+fn jsonl_questions(path: &Path, text: &str) -> Result<Vec<Question>, EvalError> {
     let mut out = Vec::new();
     for (n, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
-        let bad =
-            |what: String| MemoryError::Invalid(format!("{}:{}: {what}", path.display(), n + 1));
-        let q: Line = serde_json::from_str(line).map_err(|e| {
-            bad(format!(
-                "not a question object ({e}); expected {{\"question\": \"…\", \"evidence\": […], \"thread\": \"…\", \"category\": n}}"
-            ))
+        let q: Line = serde_json::from_str(line).map_err(|source| EvalError::NotAQuestion {
+            path: path.to_path_buf(),
+            line: n + 1,
+            source,
         })?;
         if q.question.trim().is_empty() {
-            return Err(bad("`question` is empty".into()));
+            return Err(EvalError::EmptyQuestion {
+                path: path.to_path_buf(),
+                line: n + 1,
+            });
         }
         out.push(Question {
             thread: q.thread,

@@ -15,7 +15,7 @@ use strataflow_pipeline::derive::{
     summary_state,
 };
 
-use super::{Memory, MemoryError};
+use super::{Memory, MemoryError, ProfileError};
 
 /// Configuration key of the default profile's name.
 const DEFAULT_PROFILE_KEY: &str = "default_profile";
@@ -38,7 +38,7 @@ fn check_profile_name(name: &str) -> Result<(), MemoryError> {
     Ok(())
 }
 
-/// One event as listed by [`Memory::events`].
+/// One event as listed by [`TenantMemory::events`](super::TenantMemory::events).
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct EventListing {
     /// Event id.
@@ -150,13 +150,18 @@ impl Memory {
     pub fn profile(&self, name: &str) -> Result<Profile, MemoryError> {
         check_profile_name(name)?;
         match self.store.config(&profile_key(name))? {
-            Some(text) => serde_json::from_str(&text).map_err(|e| {
-                MemoryError::Invalid(format!("stored profile `{name}` is unreadable: {e}"))
+            Some(text) => serde_json::from_str(&text).map_err(|source| {
+                ProfileError::Unreadable {
+                    name: name.to_owned(),
+                    source,
+                }
+                .into()
             }),
             None if name == DEFAULT_PROFILE => Ok(Profile::default_profile()),
-            None => Err(MemoryError::Invalid(format!(
-                "no profile `{name}` in this data directory"
-            ))),
+            None => Err(ProfileError::NotFound {
+                name: name.to_owned(),
+            }
+            .into()),
         }
     }
 
@@ -164,9 +169,10 @@ impl Memory {
     pub fn profiles(&self) -> Result<Vec<Profile>, MemoryError> {
         let mut out = Vec::new();
         for (name, text) in self.store.configs_with_prefix(&profile_key(""))? {
-            out.push(serde_json::from_str(&text).map_err(|e| {
-                MemoryError::Invalid(format!("stored profile `{name}` is unreadable: {e}"))
-            })?);
+            out.push(
+                serde_json::from_str(&text)
+                    .map_err(|source| ProfileError::Unreadable { name, source })?,
+            );
         }
         let default = self.default_profile()?;
         if !out.iter().any(|p: &Profile| p.name == default.name) {
@@ -186,7 +192,7 @@ impl Memory {
     /// What two profiles remember differently for a tenant: their events,
     /// graphs (each of its own derivations: [`Memory::profile_graph`]) and
     /// block summaries.
-    pub fn diff(
+    pub(crate) fn diff(
         &self,
         a: &str,
         b: &str,
@@ -232,7 +238,7 @@ impl Memory {
 
     /// The block summaries a profile's summarizer produced for a tenant:
     /// `(block, thread, summary)` in thread and block order.
-    pub fn profile_summaries(
+    pub(crate) fn profile_summaries(
         &self,
         profile: Option<&str>,
         tenant: &str,
@@ -249,6 +255,7 @@ impl Memory {
                     continue;
                 }
                 let s = summary_state(&self.store, &ops, &block)?;
+                // default: An input not derived yet has no outputs (the documented meaning of `None`).
                 for summary in s.done.map(|d| d.outputs).unwrap_or_default() {
                     if let Some(Record::BlockSummary(x)) =
                         self.store.get(&summary)?.map(|s| s.record)
@@ -265,22 +272,26 @@ impl Memory {
     pub fn save_profile(&self, profile: &Profile) -> Result<(), MemoryError> {
         check_profile_name(&profile.name)?;
         if profile.uses_model() && profile.model.is_none() {
-            return Err(MemoryError::Invalid(format!(
-                "profile `{}` uses a model-backed operator: give its model with --model NAME \
-                 (and --base-url URL, --api-key-env VAR)",
-                profile.name
-            )));
+            return Err(ProfileError::ModelNotGiven {
+                name: profile.name.clone(),
+            }
+            .into());
         }
         super::models::checking_registry(&self.registry, profile)
             .resolve(profile)
-            .map_err(|e| MemoryError::Invalid(e.to_string()))?;
-        let text =
-            serde_json::to_string(profile).map_err(|e| MemoryError::Invalid(e.to_string()))?;
+            .map_err(ProfileError::from)?;
+        let text = serde_json::to_string(profile).map_err(|source| ProfileError::Encode {
+            name: profile.name.clone(),
+            source,
+        })?;
         self.store.set_config(&profile_key(&profile.name), &text)?;
         Ok(())
     }
 
     /// The operators of a profile (`None`: the default).
+    // reason: the streaming tests build their own `StreamOptions` from the
+    // default profile's operators; embedders use `ingester`.
+    #[doc(hidden)]
     pub fn operators(&self, profile: Option<&str>) -> Result<(Profile, Operators), MemoryError> {
         let profile = match profile {
             Some(name) => self.profile(name)?,
@@ -289,13 +300,41 @@ impl Memory {
         let ops = self
             .registry_for(&profile)?
             .resolve(&profile)
-            .map_err(|e| MemoryError::Invalid(e.to_string()))?;
+            .map_err(ProfileError::from)?;
         Ok((profile, ops))
     }
 
-    /// Registers extra operators (tests, embedders with their own models).
-    pub fn registry_mut(&mut self) -> &mut strataflow_operators::profile::Registry {
-        &mut self.registry
+    /// The profile named `name`, or the default profile (`None`).
+    pub fn profile_or_default(&self, name: Option<&str>) -> Result<Profile, MemoryError> {
+        match name {
+            Some(name) => self.profile(name),
+            None => self.default_profile(),
+        }
+    }
+
+    /// Registers an extra summarizer (an embedder's own, or a test's): a
+    /// saved profile may then name its id.
+    pub fn register_summarizer(
+        &mut self,
+        op: std::sync::Arc<dyn strataflow_operators::operator::Summarizer>,
+    ) {
+        self.registry.add_summarizer(op);
+    }
+
+    /// Registers an extra extractor (see [`Memory::register_summarizer`]).
+    pub fn register_extractor(
+        &mut self,
+        op: std::sync::Arc<dyn strataflow_operators::operator::Extractor>,
+    ) {
+        self.registry.add_extractor(op);
+    }
+
+    /// Registers an extra projector (see [`Memory::register_summarizer`]).
+    pub fn register_projector(
+        &mut self,
+        op: std::sync::Arc<dyn strataflow_operators::operator::Projector>,
+    ) {
+        self.registry.add_projector(op);
     }
 
     /// Runs every pending or retryable derivation of a profile.
@@ -358,6 +397,7 @@ impl Memory {
                     input,
                     attempts: s.failures,
                     terminal,
+                    // default: A failure recorded without a message lists an empty error.
                     error: s.last_error.clone().unwrap_or_default(),
                 });
             }
@@ -398,7 +438,7 @@ impl Memory {
 
     /// The events a profile's extractor produced for a tenant, in thread
     /// and block order, with the external ids of the tenant's messages.
-    pub fn profile_events(
+    pub(crate) fn profile_events(
         &self,
         profile: Option<&str>,
         tenant: &str,
@@ -432,6 +472,7 @@ impl Memory {
                     continue;
                 }
                 let s = extraction_state(&self.store, &ops, &id)?;
+                // default: An input not derived yet has no outputs (the documented meaning of `None`).
                 for event_id in s.done.map(|d| d.outputs).unwrap_or_default() {
                     if let Some(Record::Event(e)) = self.store.get(&event_id)?.map(|s| s.record) {
                         out.events.push((event_id, th.clone(), e));
@@ -444,7 +485,7 @@ impl Memory {
 
     /// The events a profile's extractor produced, in thread and block order,
     /// with their status.
-    pub fn events(
+    pub(crate) fn events(
         &self,
         profile: Option<&str>,
         tenant: &str,
@@ -461,7 +502,7 @@ impl Memory {
 
     /// The status view of a tenant's events: its persisted event status
     /// view, refreshed to the end of the log.
-    pub fn event_status(&self, tenant: &str) -> Result<EventStatusView, MemoryError> {
+    pub(crate) fn event_status(&self, tenant: &str) -> Result<EventStatusView, MemoryError> {
         let (state, _) =
             self.refresh::<strataflow_materializers::view::EventStatusState>(tenant)?;
         Ok(state.view())
@@ -472,7 +513,7 @@ impl Memory {
     /// block (found through their Derivation records), folded like
     /// [`Memory::graph`]. Profiles sharing a projector share its graph
     /// membership view, so this is what tells their graphs apart.
-    pub fn profile_graph(
+    pub(crate) fn profile_graph(
         &self,
         profile: Option<&str>,
         tenant: &str,
@@ -496,6 +537,7 @@ impl Memory {
                 let Some(p) = projection_state(&self.store, &ops, &done.outputs)? else {
                     continue;
                 };
+                // default: An input not derived yet has no outputs (the documented meaning of `None`).
                 for id in p.done.map(|d| d.outputs).unwrap_or_default() {
                     if let Some(Record::GraphAssertion(a)) = self.store.get(&id)?.map(|s| s.record)
                     {
@@ -511,7 +553,11 @@ impl Memory {
     /// The graph a profile's projector built for a tenant (from every
     /// assertion of that projector), leaving out what only forgotten events
     /// support.
-    pub fn graph(&self, profile: Option<&str>, tenant: &str) -> Result<GraphState, MemoryError> {
+    pub(crate) fn graph(
+        &self,
+        profile: Option<&str>,
+        tenant: &str,
+    ) -> Result<GraphState, MemoryError> {
         let (key, fresh) = self.graph_membership_key(profile)?;
         let (membership, _) = self.refresh_keyed(&key, tenant, fresh)?;
         let assertion_ids = membership.assertions;
@@ -552,6 +598,7 @@ fn listing(
         precision: e.temporal.precision,
         basis: e.temporal.basis,
         pinned: state.is_some_and(|s| s.pinned),
+        // default: An event without a status entry is active with no links.
         superseded_by: state.map(|s| s.superseded_by.clone()).unwrap_or_default(),
         conflicts_with: state.map(|s| s.conflicts_with.clone()).unwrap_or_default(),
     }

@@ -6,17 +6,17 @@
 //! that the batch's latest assessment adopted as sufficient evidence, then
 //! appends a `UseReceipt` — after which the batch is closed.
 
+use strataflow_log::RecordId;
 use strataflow_log::record::{
     Assessment, Record, RecordKind, RefKind, Retrieval, UseReceipt, Verdict,
 };
-use strataflow_log::{Durability, RecordId};
 use strataflow_materializers::view::WeightsState;
 use strataflow_materializers::weights::WeightsView;
 use strataflow_operators::evidence_gate::{
     AssessmentInput, NormalizedAssessment, check_use, format_ref, normalize_assessment, parse_ref,
 };
 
-use super::{Memory, MemoryError};
+use super::{EvidenceError, Expected, Memory, MemoryError, QueryError};
 
 /// What `assess` stored.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
@@ -59,11 +59,12 @@ impl Memory {
         let stored = self.show(tenant, batch)?;
         match stored.record {
             Record::Retrieval(r) => Ok((stored.id, r)),
-            other => Err(MemoryError::Invalid(format!(
-                "{} is a {} record, not a retrieval batch",
-                stored.id,
-                other.kind().name()
-            ))),
+            other => Err(QueryError::WrongKind {
+                id: stored.id,
+                kind: other.kind(),
+                expected: Expected::Batch,
+            }
+            .into()),
         }
     }
 
@@ -73,16 +74,13 @@ impl Memory {
             .children_of_kind(batch, RecordKind::UseReceipt)?
             .is_empty()
         {
-            return Err(MemoryError::Invalid(format!(
-                "batch {} is already recorded: it cannot be assessed or used again",
-                batch.short()
-            )));
+            return Err(EvidenceError::BatchClosed { batch: *batch }.into());
         }
         Ok(())
     }
 
     /// Assesses a batch of `tenant` (spec §12.2) and records the assessment.
-    pub fn assess(
+    pub(crate) fn assess(
         &self,
         tenant: &str,
         batch: &str,
@@ -101,14 +99,7 @@ impl Memory {
             missing: n.missing.clone(),
             next: n.next.clone(),
         };
-        let receipt = self
-            .store
-            .append(&[Record::Assessment(record)], Durability::Sync)?;
-        let id = receipt
-            .records
-            .first()
-            .map(|a| a.id)
-            .ok_or_else(|| MemoryError::Invalid("append returned no receipt".into()))?;
+        let id = self.append_one(Record::Assessment(record))?;
         Ok(AssessOutcome {
             assessment: id,
             batch: batch_id,
@@ -127,7 +118,7 @@ impl Memory {
 
     /// Records refs of a batch of `tenant` as used (spec §12.3): only refs
     /// its latest assessment adopted as sufficient. Closes the batch.
-    pub fn use_refs(
+    pub(crate) fn use_refs(
         &self,
         tenant: &str,
         batch: &str,
@@ -146,18 +137,14 @@ impl Memory {
             })
             .max_by_key(|(seq, _, _)| *seq);
         let Some((_, assessment_id, assessment)) = latest else {
-            return Err(MemoryError::Invalid(format!(
-                "batch {} has no assessment: assess it as sufficient first",
-                batch_id.short()
-            )));
+            return Err(EvidenceError::NotAssessed { batch: batch_id }.into());
         };
         let adopted: Vec<String> = if assessment.verdict == Verdict::Sufficient {
             assessment.evidence.iter().map(format_ref).collect()
         } else {
             Vec::new()
         };
-        let accepted = check_use(refs, &batch_refs, &adopted)
-            .map_err(|e| MemoryError::Invalid(e.to_string()))?;
+        let accepted = check_use(refs, &batch_refs, &adopted).map_err(EvidenceError::from)?;
         let parsed: Vec<_> = accepted.refs.iter().filter_map(|r| parse_ref(r)).collect();
         let mut events = Vec::new();
         for r in &parsed {
@@ -171,15 +158,8 @@ impl Memory {
             assessment: assessment_id,
             refs: parsed,
         };
-        let receipt = self
-            .store
-            .append(&[Record::UseReceipt(record)], Durability::Sync)?;
         Ok(UseOutcome {
-            receipt: receipt
-                .records
-                .first()
-                .map(|a| a.id)
-                .ok_or_else(|| MemoryError::Invalid("append returned no receipt".into()))?,
+            receipt: self.append_one(Record::UseReceipt(record))?,
             batch: batch_id,
             refs: accepted.refs,
             events,
@@ -205,7 +185,7 @@ impl Memory {
 
     /// The weights of a tenant's events: the persisted weights view,
     /// refreshed to the end of the log, with the current statuses.
-    pub fn weights(&self, tenant: &str) -> Result<WeightsView, MemoryError> {
+    pub(crate) fn weights(&self, tenant: &str) -> Result<WeightsView, MemoryError> {
         let (state, _) = self.refresh::<WeightsState>(tenant)?;
         Ok(state.view(&self.event_status(tenant)?))
     }

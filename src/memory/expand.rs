@@ -16,7 +16,7 @@ use strataflow_operators::decay::{ExpandTarget, expand_level, level_label};
 use strataflow_operators::layers::{TranscriptMessage, render_raw};
 
 use super::search::SearchRequest;
-use super::{Memory, MemoryError};
+use super::{Expected, Memory, MemoryError, QueryError};
 
 /// A source message of an expanded event.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
@@ -83,13 +83,19 @@ pub struct BlockView {
 impl Memory {
     /// The full card of an event of `tenant` with its source messages;
     /// recorded as a batch.
-    pub fn expand_event(&self, tenant: &str, id: &str) -> Result<ExpandedEvent, MemoryError> {
+    pub(crate) fn expand_event(
+        &self,
+        tenant: &str,
+        id: &str,
+    ) -> Result<ExpandedEvent, MemoryError> {
         let stored = self.show(tenant, id)?;
         let Record::Event(event) = stored.record else {
-            return Err(MemoryError::Invalid(format!(
-                "{} is not an event",
-                stored.id
-            )));
+            return Err(QueryError::WrongKind {
+                id: stored.id,
+                kind: stored.record.kind(),
+                expected: Expected::Event,
+            }
+            .into());
         };
         let mut source_messages = Vec::new();
         for m in &event.source_messages {
@@ -135,7 +141,7 @@ impl Memory {
 
     /// A graph node (by the id of one of its assertions) with its edges,
     /// optionally as valid at `at`; recorded as a batch.
-    pub fn expand_node(
+    pub(crate) fn expand_node(
         &self,
         profile: Option<&str>,
         tenant: &str,
@@ -144,10 +150,12 @@ impl Memory {
     ) -> Result<ExpandedNode, MemoryError> {
         let stored = self.show(tenant, id)?;
         if stored.record.kind() != RecordKind::GraphAssertion {
-            return Err(MemoryError::Invalid(format!(
-                "{} is not a graph node",
-                stored.id
-            )));
+            return Err(QueryError::WrongKind {
+                id: stored.id,
+                kind: stored.record.kind(),
+                expected: Expected::GraphNode,
+            }
+            .into());
         }
         let graph = self.graph(profile, tenant)?;
         let graph = match at {
@@ -159,7 +167,9 @@ impl Memory {
             .iter()
             .find(|n| n.assertions.contains(&stored.id))
             .cloned()
-            .ok_or_else(|| MemoryError::NotFound(format!("node of assertion {}", stored.id)))?;
+            .ok_or(QueryError::NoNode {
+                assertion: stored.id,
+            })?;
         let edges = graph
             .edges()
             .iter()
@@ -181,7 +191,7 @@ impl Memory {
 
     /// Expands a ready block to a level (`next`, `raw`, `L0`…`L5`): records
     /// the expansion, so later decay starts from that level, and a batch.
-    pub fn expand_block(
+    pub(crate) fn expand_block(
         &self,
         profile: Option<&str>,
         tenant: &str,
@@ -190,17 +200,16 @@ impl Memory {
     ) -> Result<BlockView, MemoryError> {
         let stored = self.show(tenant, id)?;
         let Record::Block(block) = stored.record else {
-            return Err(MemoryError::Invalid(format!(
-                "{} is not a block",
-                stored.id
-            )));
+            return Err(QueryError::WrongKind {
+                id: stored.id,
+                kind: stored.record.kind(),
+                expected: Expected::Block,
+            }
+            .into());
         };
         let levels = self.thread_levels(profile, &block.tenant, &block.thread)?;
         let Some(current) = levels.get(&stored.id) else {
-            return Err(MemoryError::Invalid(format!(
-                "block {} is not ready: it cannot decay or be expanded yet",
-                stored.id.short()
-            )));
+            return Err(QueryError::BlockNotReady { block: stored.id }.into());
         };
         let level = expand_level(target, current.level);
         let earlier: Vec<(RecordId, Governance)> = self
@@ -247,7 +256,7 @@ impl Memory {
     }
 
     /// Ready blocks at their decayed levels, thread by thread (spec §6.3).
-    pub fn context(
+    pub(crate) fn context(
         &self,
         profile: Option<&str>,
         tenant: &str,

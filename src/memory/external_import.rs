@@ -33,7 +33,7 @@ use strataflow_operators::import::{
 };
 use strataflow_operators::layers::{TranscriptMessage, deterministic_layers};
 
-use super::{Memory, MemoryError};
+use super::{Expected, ImportError, Memory, MemoryError, QueryError};
 
 /// Title of the source block when the text has no non-empty line.
 const DEFAULT_BLOCK_TITLE: &str = "External AI memory import";
@@ -173,6 +173,7 @@ impl Memory {
         let endpoint = profile.as_ref().and_then(|p| p.model.clone());
         if !is_export && endpoint.is_none() {
             return Err(MemoryError::ImportText(TextImportError::NoModel {
+                // default: No profile was resolved only when a decider was given; the error then names none.
                 profile: profile.map(|p| p.name).unwrap_or_default(),
             }));
         }
@@ -184,22 +185,14 @@ impl Memory {
         let exported_at = export.as_ref().and_then(|e| e.exported_at.clone());
         let imported_at = match (options.imported_at, &exported_at) {
             (Some(t), _) => t,
-            (None, Some(e)) => parse_mention(e).ok_or_else(|| {
-                MemoryError::Invalid(format!(
-                    "exportedAt `{e}` is not an RFC 3339 time or a date; give --imported-at"
-                ))
+            (None, Some(e)) => parse_mention(e).ok_or_else(|| ImportError::BadExportedAt {
+                exported_at: e.clone(),
             })?,
-            (None, None) if is_export => {
-                return Err(MemoryError::Invalid(
-                    "the export has no exportedAt: give the import time with --imported-at (RFC 3339)"
-                        .into(),
-                ));
-            }
             (None, None) => {
-                return Err(MemoryError::Invalid(
-                    "the file is plain text, which has no exportedAt: give the import time with --imported-at (RFC 3339)"
-                        .into(),
-                ));
+                return Err(ImportError::NoImportTime {
+                    plain_text: !is_export,
+                }
+                .into());
             }
         };
         let tenant = options.tenant.as_str();
@@ -215,6 +208,7 @@ impl Memory {
             None => {
                 let (Some(g), Some(e)) = (&gateway, &endpoint) else {
                     return Err(MemoryError::ImportText(TextImportError::NoModel {
+                        // default: No profile was resolved only when a decider was given; the error then names none.
                         profile: profile.map(|p| p.name).unwrap_or_default(),
                     }));
                 };
@@ -359,6 +353,7 @@ impl Memory {
         let import = Record::ImportSource(ImportSource {
             tenant: tenant.to_owned(),
             format,
+            // default: docs/format.md: `sourceSystem` absent is stored as "".
             source_system: export.source_system.clone().unwrap_or_default(),
             message: message_id,
             block: block_id,
@@ -368,9 +363,11 @@ impl Memory {
         let import_id = record_id(&import)?;
         if self.store.contains(&import_id)? {
             if let Some(undo) = self.undo_of(&import_id)? {
-                return Err(MemoryError::Invalid(format!(
-                    "this import was committed before as {import_id} and undone by {undo}; an undone import is not redone"
-                )));
+                return Err(ImportError::Undone {
+                    import: import_id,
+                    undo,
+                }
+                .into());
             }
             report.already_imported = true;
         }
@@ -451,7 +448,7 @@ impl Memory {
     /// `UndoImport` governance record on it. Its events become removed
     /// (hidden, their links ignored), so what they superseded is active
     /// again. Undoing twice is an error.
-    pub fn undo_import(
+    pub(crate) fn undo_import(
         &self,
         tenant: &str,
         import: &str,
@@ -460,17 +457,19 @@ impl Memory {
     ) -> Result<UndoReport, MemoryError> {
         let target = self.show(tenant, import)?;
         let Record::ImportSource(source) = &target.record else {
-            return Err(MemoryError::Invalid(format!(
-                "{} is a {} record, not an import (give the import id printed by `import memory`)",
-                target.id,
-                target.record.kind().name()
-            )));
+            return Err(QueryError::WrongKind {
+                id: target.id,
+                kind: target.record.kind(),
+                expected: Expected::Import,
+            }
+            .into());
         };
         if let Some(undo) = self.undo_of(&target.id)? {
-            return Err(MemoryError::Invalid(format!(
-                "import {} was already undone (governance record {undo})",
-                target.id
-            )));
+            return Err(ImportError::AlreadyUndone {
+                import: target.id,
+                undo,
+            }
+            .into());
         }
         let before = self.event_status(&source.tenant)?;
         let earlier = self.governance_on(&target.id)?;
@@ -482,12 +481,7 @@ impl Memory {
             reason,
             previous: chain_tail(&earlier),
         });
-        let receipt = self.store.append(&[record], Durability::Sync)?;
-        let governance = receipt
-            .records
-            .first()
-            .map(|a| a.id)
-            .ok_or_else(|| MemoryError::Invalid("append returned no receipt".into()))?;
+        let governance = self.append_one(record)?;
         self.refresh_views(&source.tenant)?;
         let after = self.event_status(&source.tenant)?;
         let status = |v: &strataflow_materializers::event_status::EventStatusView,
@@ -563,7 +557,7 @@ impl Memory {
 fn record_id(record: &Record) -> Result<RecordId, MemoryError> {
     strataflow_log::envelope::encode_with_id(record)
         .map(|(id, _)| id)
-        .map_err(|e| MemoryError::Invalid(e.to_string()))
+        .map_err(MemoryError::from)
 }
 
 /// Exact-duplicate key: normalized title, a zero character, normalized
@@ -584,6 +578,7 @@ fn import_thread(tenant: &str, text: &str, at: SourceTime) -> String {
     let hex = h.finalize().to_hex();
     format!(
         "{EXTERNAL_IMPORT_THREAD_PREFIX}{}",
+        // default: A blake3 hex digest has 64 digits: the cut always exists.
         hex.get(..32).unwrap_or_default()
     )
 }

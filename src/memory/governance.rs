@@ -6,12 +6,12 @@ use strataflow_log::RecordId;
 use strataflow_log::record::{Actor, Governance, GovernanceAction, Record, RecordKind};
 use strataflow_materializers::event_status::chain_tail;
 
-use super::{Memory, MemoryError};
+use super::{Expected, Memory, MemoryError, QueryError};
 
 impl Memory {
     /// Appends a governance decision on an event of `tenant` (an event of
     /// another tenant is not found); returns its record id.
-    pub fn govern(
+    pub(crate) fn govern(
         &self,
         tenant: &str,
         event: &str,
@@ -21,11 +21,12 @@ impl Memory {
     ) -> Result<RecordId, MemoryError> {
         let target = self.show(tenant, event)?;
         let Record::Event(e) = &target.record else {
-            return Err(MemoryError::Invalid(format!(
-                "{} is a {} record, not an event",
-                target.id,
-                target.record.kind().name()
-            )));
+            return Err(QueryError::WrongKind {
+                id: target.id,
+                kind: target.record.kind(),
+                expected: Expected::Event,
+            }
+            .into());
         };
         let earlier: Vec<(RecordId, Governance)> = self
             .store
@@ -44,13 +45,6 @@ impl Memory {
             reason,
             previous: chain_tail(&earlier),
         });
-        let receipt = self
-            .store
-            .append(&[record], strataflow_log::Durability::Sync)?;
-        receipt
-            .records
-            .first()
-            .map(|a| a.id)
-            .ok_or_else(|| MemoryError::Invalid("append returned no receipt".into()))
+        self.append_one(record)
     }
 }

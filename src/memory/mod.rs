@@ -4,12 +4,9 @@ use std::path::{Path, PathBuf};
 
 use strataflow_log::record::{Record, RecordKind};
 use strataflow_log::recover::RecoveryReport;
-use strataflow_log::{
-    AuditReport, RecordId, Store, StoreError, StoredRecord, TableCheck, ThreadHead,
-};
+use strataflow_log::{AuditReport, RecordId, Store, StoredRecord, TableCheck, ThreadHead};
 use strataflow_operators::layers::estimate_tokens;
 use strataflow_operators::sealer::{DEFAULT_TURNS_PER_BLOCK, Sealer};
-use strataflow_pipeline::derive::DeriveError;
 use strataflow_pipeline::ingest::{
     self, IngestError, IngestOptions, IngestStats, OnInvalid, Source,
 };
@@ -17,6 +14,7 @@ use strataflow_pipeline::source::jsonl::JsonlReader;
 use strataflow_pipeline::source::{SourceError, SourceItem, locomo};
 
 mod derivation;
+mod error;
 mod evidence;
 mod expand;
 mod export;
@@ -25,9 +23,14 @@ mod governance;
 mod models;
 mod plan;
 mod search;
+mod tenant;
 mod views;
 
 pub use derivation::{DerivationStatus, EventListing, FailureInfo, OperatorStatus, ProfileEvents};
+pub use error::{
+    ConfigError, EvidenceError, Expected, FilterProblem, ImportError, MemoryError, ProfileError,
+    QueryError,
+};
 pub use evidence::{AssessOutcome, UseOutcome};
 pub use expand::{BlockView, ExpandedEvent, ExpandedNode, SourceMessage};
 pub use external_import::{
@@ -36,98 +39,13 @@ pub use external_import::{
 pub use models::ModelCallTotals;
 pub use plan::{DerivationPlan, OperatorPlan};
 pub use search::{Channel, SearchHit, SearchRequest, SearchResponse, Searcher};
+pub use tenant::{
+    ContextOptions, EventsQuery, ExpandOptions, SearchOptions, TenantMemory, ViewsOptions,
+};
 pub use views::ViewReport;
 
 /// Configuration key of the block size in turns.
 const BLOCK_TURNS: &str = "block_turns";
-
-/// Error of a [`Memory`] call.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum MemoryError {
-    /// The log failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    /// Ingest failed or refused the input.
-    #[error(transparent)]
-    Ingest(Box<IngestError>),
-    /// Derivation failed (operator failures are recorded, not errors).
-    #[error(transparent)]
-    Derive(Box<DeriveError>),
-    /// No record matches.
-    #[error("no record with id {0}")]
-    NotFound(String),
-    /// An id prefix matches several records.
-    #[error("id prefix {prefix} is ambiguous: matches {}", matches.iter().map(RecordId::short).collect::<Vec<_>>().join(", "))]
-    Ambiguous {
-        /// The prefix.
-        prefix: String,
-        /// Some of the matches.
-        matches: Vec<RecordId>,
-    },
-    /// The thread has no records.
-    #[error("no thread `{thread}` in tenant `{tenant}`")]
-    UnknownThread {
-        /// Tenant.
-        tenant: String,
-        /// Thread.
-        thread: String,
-    },
-    /// Recovery of a damaged directory failed.
-    #[error(transparent)]
-    Recover(Box<strataflow_log::recover::RecoverError>),
-    /// A Parquet export failed.
-    #[error(transparent)]
-    Export(Box<strataflow_interchange::export::ExportError>),
-    /// A bad argument.
-    #[error("{0}")]
-    Invalid(String),
-    /// An id argument that is not 4 to 64 hex digits (a usage error).
-    #[error("`{shown}` is not a record id ({problem}): give 4 to 64 hex digits")]
-    InvalidId {
-        /// The id as given, cut to its first 72 characters.
-        shown: String,
-        /// What is wrong with it.
-        problem: &'static str,
-    },
-    /// A search filter that cannot be applied (a usage error): a bad date,
-    /// `from` after `to`, an unknown intent.
-    #[error("{0}")]
-    InvalidFilter(String),
-    /// An external memory export is not valid.
-    #[error(transparent)]
-    ExternalImport(strataflow_operators::import::ExternalMemoryError),
-    /// Candidates could not be extracted from a plain-text import (no
-    /// model, the model failed or gave no valid answer).
-    #[error(transparent)]
-    ImportText(strataflow_operators::import::TextImportError),
-    /// The import decider's model failed on a candidate.
-    #[error("deciding import candidate {candidate}: {source}")]
-    ImportDecider {
-        /// 0-based candidate index.
-        candidate: usize,
-        /// The model's error.
-        source: strataflow_operators::model::ModelError,
-    },
-}
-
-impl From<DeriveError> for MemoryError {
-    fn from(e: DeriveError) -> Self {
-        Self::Derive(Box::new(e))
-    }
-}
-
-impl From<strataflow_log::recover::RecoverError> for MemoryError {
-    fn from(e: strataflow_log::recover::RecoverError) -> Self {
-        Self::Recover(Box::new(e))
-    }
-}
-
-impl From<IngestError> for MemoryError {
-    fn from(e: IngestError) -> Self {
-        Self::Ingest(Box::new(e))
-    }
-}
 
 /// Counts of what the data directory holds.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
@@ -154,7 +72,7 @@ pub struct Stats {
     pub block_turns: u32,
 }
 
-/// One block as listed by [`Memory::blocks`].
+/// One block as listed by [`TenantMemory::blocks`].
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct BlockInfo {
     /// Block id.
@@ -199,6 +117,65 @@ impl std::fmt::Debug for Memory {
 }
 
 /// A data directory: the log plus the operators configured for it.
+///
+/// Directory-wide calls (open, ingest, derive, profiles, stats, audit,
+/// export) are methods of `Memory`; the per-tenant verbs (search, expand,
+/// context, assess, use, governance, events, graph, views) are methods of
+/// the [`TenantMemory`] that [`Memory::tenant`] returns.
+///
+/// ```
+/// use strataflow::pipeline::ingest::OnInvalid;
+/// use strataflow::{Channel, Memory, SearchOptions, SearchRequest};
+///
+/// let dir = std::env::temp_dir().join(format!(
+///     "strataflow-doc-{}-{}",
+///     std::process::id(),
+///     std::time::SystemTime::now()
+///         .duration_since(std::time::UNIX_EPOCH)
+///         .map_or(0, |d| d.as_nanos())
+/// ));
+/// std::fs::create_dir_all(&dir)?;
+/// let messages = dir.join("messages.jsonl");
+/// std::fs::write(
+///     &messages,
+///     concat!(
+///         r#"{"tenant": "acme", "thread": "t1", "id": "m1", "role": "user", "#,
+///         r#""speaker": "Ana", "content": "We are moving the office to Lisbon in May.", "#,
+///         r#""ts": "2024-04-20T19:03:28+02:00"}"#,
+///         "\n",
+///         r#"{"tenant": "acme", "thread": "t1", "id": "m2", "role": "assistant", "#,
+///         r#""content": "Noted: the office moves to Lisbon in May.", "#,
+///         r#""ts": "2024-04-20T19:03:40+02:00"}"#,
+///         "\n",
+///     ),
+/// )?;
+///
+/// // Blocks of 2 turns, so that the two messages seal a block and derive.
+/// let memory = Memory::open_with(dir.join("data"), Some(2))?;
+/// let options = memory.ingest_options()?;
+/// let stats = memory.ingest_jsonl(&messages, &options, OnInvalid::Refuse, &mut |_| {})?;
+/// assert_eq!(stats.stored, 2);
+///
+/// let acme = memory.tenant("acme");
+/// let request = SearchRequest {
+///     query: "Lisbon office".into(),
+///     ..SearchRequest::default()
+/// };
+/// let raw = SearchOptions {
+///     channel: Channel::Raw,
+///     ..SearchOptions::default()
+/// };
+/// let found = acme.search(&request, &raw)?;
+/// assert!(found.hits.iter().any(|h| h.source_messages == ["m1"]));
+/// // Every search is recorded as a retrieval batch.
+/// assert!(found.batch.is_some());
+/// // Another tenant sees none of it.
+/// assert!(memory.default_tenant().search(&request, &raw)?.hits.is_empty());
+///
+/// drop(memory);
+/// std::fs::remove_dir_all(&dir)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct Memory {
     store: std::sync::Arc<Store>,
     sealer: Sealer,
@@ -215,7 +192,7 @@ impl Memory {
 
     /// Opens a data directory that must already exist (for commands that
     /// only read: a mistyped path is an error, not a new empty directory).
-    /// A directory that holds no store is [`StoreError::NotAStore`] and
+    /// A directory that holds no store is [`strataflow_log::StoreError::NotAStore`] and
     /// nothing is created in it.
     pub fn open_existing(dir: impl AsRef<Path>) -> Result<Self, MemoryError> {
         Self::open_existing_with(dir, TableCheck::Changed)
@@ -259,23 +236,19 @@ impl Memory {
 
     fn from_store(store: Store, block_turns: Option<u32>) -> Result<Self, MemoryError> {
         let stored = match store.config(BLOCK_TURNS)? {
-            Some(text) => Some(text.parse::<u32>().map_err(|_| {
-                MemoryError::Invalid(format!("stored {BLOCK_TURNS} `{text}` is not a number"))
-            })?),
+            Some(text) => Some(
+                text.parse::<u32>()
+                    .map_err(|_| ConfigError::BlockTurnsUnreadable { stored: text })?,
+            ),
             None => None,
         };
         if block_turns == Some(0) {
-            return Err(MemoryError::Invalid(
-                "--block-turns must be at least 1".into(),
-            ));
+            return Err(ConfigError::BlockTurnsZero.into());
         }
         let turns = match (stored, block_turns) {
             (Some(s), Some(wanted)) if s != wanted => {
                 if store.count(RecordKind::Message)? > 0 {
-                    return Err(MemoryError::Invalid(format!(
-                        "this data directory seals blocks of {s} turns and already holds messages; \
-                         changing it to {wanted} would change existing block ids (use a new data directory)"
-                    )));
+                    return Err(ConfigError::BlockTurnsChange { stored: s, wanted }.into());
                 }
                 store.set_config(BLOCK_TURNS, &wanted.to_string())?;
                 wanted
@@ -295,7 +268,11 @@ impl Memory {
         })
     }
 
-    /// The log.
+    /// The log, for reading its records directly.
+    // reason: the integration tests, examples and benches inspect raw
+    // records (derivations, model calls) that no verb lists; not a stable
+    // API, so hidden from the docs.
+    #[doc(hidden)]
     pub fn store(&self) -> &Store {
         &self.store
     }
@@ -345,7 +322,7 @@ impl Memory {
         options: strataflow_pipeline::stream::StreamOptions,
     ) -> Result<strataflow_pipeline::stream::Ingester, MemoryError> {
         strataflow_pipeline::stream::Ingester::start(std::sync::Arc::clone(&self.store), options)
-            .map_err(|e| MemoryError::Invalid(e.to_string()))
+            .map_err(|e| MemoryError::Stream(Box::new(e)))
     }
 
     /// Ingests a JSONL message file (`docs/format.md`).
@@ -367,7 +344,7 @@ impl Memory {
     }
 
     /// Imports a LoCoMo file (either layout) into `tenant`.
-    pub fn import_locomo(
+    pub(crate) fn import_locomo(
         &self,
         path: &Path,
         tenant: &str,
@@ -427,6 +404,25 @@ impl Memory {
         Ok(())
     }
 
+    /// Every thread of every tenant with its head: `(tenant, thread,
+    /// head)` in tenant and thread order.
+    pub fn threads(&self) -> Result<Vec<(String, String, ThreadHead)>, MemoryError> {
+        Ok(self.store.thread_heads()?)
+    }
+
+    /// Imports a Parquet export (`export parquet`) into this directory and
+    /// brings every tenant's views up to the end of the log. Give it an
+    /// empty directory: records already present are refused by the import.
+    pub fn import_parquet(
+        &self,
+        from: &Path,
+    ) -> Result<strataflow_interchange::import::ImportReport, MemoryError> {
+        let report = strataflow_interchange::import::import_parquet(&self.store, from)
+            .map_err(|e| MemoryError::ImportParquet(Box::new(e)))?;
+        self.refresh_tenants_views(None, &self.tenants()?)?;
+        Ok(report)
+    }
+
     /// What the directory holds.
     pub fn stats(&self) -> Result<Stats, MemoryError> {
         let mut records = std::collections::BTreeMap::new();
@@ -455,8 +451,8 @@ impl Memory {
     }
 
     /// The blocks and open tail of a thread.
-    pub fn blocks(&self, tenant: &str, thread: &str) -> Result<ThreadBlocks, MemoryError> {
-        let unknown = || MemoryError::UnknownThread {
+    pub(crate) fn blocks(&self, tenant: &str, thread: &str) -> Result<ThreadBlocks, MemoryError> {
+        let unknown = || QueryError::UnknownThread {
             tenant: tenant.to_owned(),
             thread: thread.to_owned(),
         };
@@ -472,7 +468,7 @@ impl Memory {
             let stored = self
                 .store
                 .get(&id)?
-                .ok_or_else(|| MemoryError::NotFound(id.to_hex()))?;
+                .ok_or(MemoryError::MissingRecord { id, of: None })?;
             match (kind, stored.record) {
                 (RecordKind::Message, Record::Message(m)) => {
                     external.insert(id, m.external_id.clone());
@@ -519,12 +515,12 @@ impl Memory {
     ///
     /// This is the one place where an id given by a caller becomes a
     /// record: every command that takes an id resolves it here. A record
-    /// of another tenant is [`MemoryError::NotFound`] exactly as a missing
+    /// of another tenant is [`QueryError::NotFound`] exactly as a missing
     /// one (nothing tells that it exists elsewhere), a prefix is matched
     /// against the tenant's records only, and ambiguity is judged among
     /// them. (Model calls belong to no tenant: they are the default
     /// tenant's, `""`.)
-    pub fn show(&self, tenant: &str, id: &str) -> Result<StoredRecord, MemoryError> {
+    pub(crate) fn show(&self, tenant: &str, id: &str) -> Result<StoredRecord, MemoryError> {
         let id = parse_id(id)?;
         let of_tenant = |rid: &RecordId| -> Result<Option<StoredRecord>, MemoryError> {
             Ok(self
@@ -546,13 +542,27 @@ impl Memory {
             }
         }
         match found.len() {
-            0 => Err(MemoryError::NotFound(id)),
-            1 => found.pop().ok_or(MemoryError::NotFound(id)),
-            _ => Err(MemoryError::Ambiguous {
+            0 => Err(QueryError::NotFound { id }.into()),
+            1 => found.pop().ok_or(QueryError::NotFound { id }.into()),
+            _ => Err(QueryError::Ambiguous {
                 prefix: id,
                 matches,
-            }),
+            }
+            .into()),
         }
+    }
+
+    /// Appends one record (fsync) and returns its id.
+    fn append_one(&self, record: Record) -> Result<RecordId, MemoryError> {
+        let receipt = self
+            .store
+            .append(&[record], strataflow_log::Durability::Sync)?;
+        #[expect(
+            clippy::expect_used,
+            reason = "an append of one record that succeeded returns one receipt"
+        )]
+        let first = receipt.records.first().expect("one receipt per record");
+        Ok(first.id)
     }
 
     /// Checks every record's hash, parents and sequence.
@@ -572,9 +582,9 @@ impl Memory {
 const SHOWN_ID_CHARS: usize = 72;
 
 /// An id argument, lower-cased and without its ref prefix, checked to be 4
-/// to 64 hex digits ([`MemoryError::InvalidId`] otherwise, quoting at most
+/// to 64 hex digits ([`QueryError::InvalidId`] otherwise, quoting at most
 /// [`SHOWN_ID_CHARS`] characters of it).
-fn parse_id(given: &str) -> Result<String, MemoryError> {
+fn parse_id(given: &str) -> Result<String, QueryError> {
     let id = given.trim().to_ascii_lowercase();
     let id = ["event:", "msg:", "block:", "node:"]
         .iter()
@@ -598,7 +608,7 @@ fn parse_id(given: &str) -> Result<String, MemoryError> {
             if chars > SHOWN_ID_CHARS {
                 shown.push_str(&format!("… ({chars} characters)"));
             }
-            Err(MemoryError::InvalidId { shown, problem })
+            Err(QueryError::InvalidId { shown, problem })
         }
     }
 }

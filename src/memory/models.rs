@@ -138,7 +138,7 @@ impl Memory {
             self.gateways
                 .by_endpoint
                 .get_mut()
-                .map_err(|_| MemoryError::Invalid("the model gateway lock is poisoned".into()))?
+                .map_err(|_| MemoryError::GatewayPoisoned)?
                 .clear();
         }
         self.gateways.offline = offline;
@@ -157,11 +157,10 @@ impl Memory {
             return Ok(self.registry.clone());
         }
         let Some(endpoint) = &profile.model else {
-            return Err(MemoryError::Invalid(format!(
-                "profile `{}` uses a model-backed operator but names no model; recreate it with \
-                 `strataflow profile create {} --model NAME --base-url URL [--api-key-env VAR]`",
-                profile.name, profile.name
-            )));
+            return Err(super::ProfileError::ModelMissing {
+                name: profile.name.clone(),
+            }
+            .into());
         };
         let gateway = self.gateway(endpoint)?;
         let mut registry = self.registry.clone();
@@ -177,13 +176,14 @@ impl Memory {
             "{}\u{0}{}\u{0}{}",
             endpoint.base_url,
             endpoint.model,
+            // default: No key variable: the empty part of the gateway key.
             endpoint.api_key_env.as_deref().unwrap_or_default()
         );
         let mut gateways = self
             .gateways
             .by_endpoint
             .lock()
-            .map_err(|_| MemoryError::Invalid("the model gateway lock is poisoned".into()))?;
+            .map_err(|_| MemoryError::GatewayPoisoned)?;
         if let Some(shared) = gateways.get(&key) {
             return Ok(shared.gateway.clone());
         }
@@ -211,7 +211,7 @@ impl Memory {
             .gateways
             .by_endpoint
             .lock()
-            .map_err(|_| MemoryError::Invalid("the model gateway lock is poisoned".into()))?;
+            .map_err(|_| MemoryError::GatewayPoisoned)?;
         let mut delta = RunCounters::default();
         for shared in gateways.values_mut() {
             let now = shared.gateway.stats();
@@ -227,17 +227,22 @@ impl Memory {
         stored.served_from_log += delta.served_from_log;
         stored.failed += delta.failed;
         stored.retries += delta.retries;
-        let text =
-            serde_json::to_string(&stored).map_err(|e| MemoryError::Invalid(e.to_string()))?;
+        let text = serde_json::to_string(&stored).map_err(|source| super::ConfigError::Encode {
+            key: COUNTERS_KEY,
+            source,
+        })?;
         self.store.set_config(COUNTERS_KEY, &text)?;
         Ok(())
     }
 
     fn run_counters(&self) -> Result<RunCounters, MemoryError> {
         Ok(match self.store.config(COUNTERS_KEY)? {
-            Some(text) => serde_json::from_str(&text).map_err(|e| {
-                MemoryError::Invalid(format!("stored {COUNTERS_KEY} is unreadable: {e}"))
-            })?,
+            Some(text) => {
+                serde_json::from_str(&text).map_err(|source| super::ConfigError::Unreadable {
+                    key: COUNTERS_KEY,
+                    source,
+                })?
+            }
             None => RunCounters::default(),
         })
     }

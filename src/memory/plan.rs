@@ -137,16 +137,17 @@ impl Memory {
         id: &RecordId,
     ) -> Result<(Block, Vec<(RecordId, strataflow_log::record::Message)>), MemoryError> {
         let Some(Record::Block(block)) = self.store.get(id)?.map(|s| s.record) else {
-            return Err(MemoryError::Invalid(format!("block {id} is missing")));
+            return Err(MemoryError::MissingRecord { id: *id, of: None });
         };
         let mut messages = Vec::with_capacity(block.messages.len());
         for m in &block.messages {
             match self.store.get(m)?.map(|s| s.record) {
                 Some(Record::Message(message)) => messages.push((*m, message)),
                 _ => {
-                    return Err(MemoryError::Invalid(format!(
-                        "message {m} of block {id} is missing"
-                    )));
+                    return Err(MemoryError::MissingRecord {
+                        id: *m,
+                        of: Some(*id),
+                    });
                 }
             }
         }

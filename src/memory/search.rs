@@ -22,7 +22,7 @@ use strataflow_materializers::search::tokenizer::{
 use strataflow_log::StoreError;
 use strataflow_materializers::snapshot::{Decoder, Encoder, SnapshotError};
 
-use super::{Memory, MemoryError};
+use super::{FilterProblem, Memory, MemoryError, QueryError};
 
 /// blake3 (key-derivation mode) of a snapshot body.
 fn snapshot_checksum(body: &[u8]) -> [u8; 32] {
@@ -32,7 +32,7 @@ fn snapshot_checksum(body: &[u8]) -> [u8; 32] {
 }
 
 /// Which index a search reads.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Channel {
     /// Event cards (BM25 + structured rankings, RRF).
@@ -41,7 +41,8 @@ pub enum Channel {
     Graph,
     /// Raw messages (BM25).
     Raw,
-    /// The three fused by RRF.
+    /// The three fused by RRF (the default).
+    #[default]
     All,
 }
 
@@ -176,9 +177,9 @@ struct RawDoc {
 /// one from the first record, so an index refreshed along the way and one
 /// built afresh hold the same content ([`Searcher::digest`]).
 ///
-/// [`Memory::searcher`] persists it as a view (see [`SEARCH_VIEW`] and
-/// `docs/format.md`): it resumes from the saved snapshot and saves it back
-/// when the refresh applied something.
+/// [`TenantMemory::searcher`](super::TenantMemory::searcher) persists it as
+/// a view (under a `search/…` key, see `docs/format.md`): it resumes from
+/// the saved snapshot and saves it back when the refresh applied something.
 pub struct Searcher {
     tenant: String,
     profile: Option<String>,
@@ -263,7 +264,11 @@ impl Memory {
     /// (an unreadable, damaged, older-format or foreign snapshot is rebuilt
     /// from the first record, never trusted), refreshed, and saved back when
     /// the refresh applied something.
-    pub fn searcher(&self, profile: Option<&str>, tenant: &str) -> Result<Searcher, MemoryError> {
+    pub(crate) fn searcher(
+        &self,
+        profile: Option<&str>,
+        tenant: &str,
+    ) -> Result<Searcher, MemoryError> {
         let mut pass = self.search_pass(profile, tenant)?;
         for item in self.store.scan(pass.from()) {
             pass.take(item?);
@@ -362,6 +367,10 @@ impl Memory {
 
     /// The search indexes of a tenant built from the first record, without
     /// reading or saving the snapshot (what `views --verify` compares with).
+    // reason: the snapshot tests and the `search_snapshot_timing` example
+    // compare a resumed searcher with a rebuilt one; `views --verify` is
+    // the public form of that check.
+    #[doc(hidden)]
     pub fn searcher_rebuilt(
         &self,
         profile: Option<&str>,
@@ -375,6 +384,9 @@ impl Memory {
 
     /// The `views` key of a profile's search snapshot:
     /// `search/<extractor>/<config short>/<projector>/<config short>`.
+    // reason: the snapshot tests and the timing example damage or time the
+    // stored snapshot under this key; not an API.
+    #[doc(hidden)]
     pub fn search_view_key(&self, profile: Option<&str>) -> Result<String, MemoryError> {
         Ok(self.search_identity(profile)?.key)
     }
@@ -399,7 +411,7 @@ impl Memory {
 
     /// Applies the records appended since the searcher's last sequence:
     /// new messages and events enter the indexes; statuses, weights and
-    /// the graph are brought up to date. (Only [`Memory::searcher`] saves
+    /// the graph are brought up to date. (Only [`TenantMemory::searcher`](super::TenantMemory::searcher) saves
     /// the snapshot.)
     pub fn refresh_searcher(&self, s: &mut Searcher) -> Result<(), MemoryError> {
         self.refresh_applied(s).map(|_| ())
@@ -434,6 +446,7 @@ impl Memory {
             let Some(Record::Event(event)) = self.store.get(&id)?.map(|x| x.record) else {
                 continue;
             };
+            // default: An event's block precedes it in the log, so its thread is known; "" is only the documented value of a thread-less hit.
             let thread = s
                 .block_threads
                 .get(&event.block)
@@ -469,7 +482,7 @@ impl Memory {
     }
 
     /// Runs a search and records it as a retrieval batch.
-    pub fn search(
+    pub(crate) fn search(
         &self,
         profile: Option<&str>,
         tenant: &str,
@@ -482,16 +495,20 @@ impl Memory {
     }
 
     /// Records hits as a retrieval batch.
-    pub fn record_batch(
+    pub(crate) fn record_batch(
         &self,
         tenant: &str,
         call: &str,
         request: &SearchRequest,
         hits: Vec<SearchHit>,
     ) -> Result<SearchResponse, MemoryError> {
-        let filters = serde_json::to_value(request)
-            .map(|v| strataflow_pipeline::source::canonical_json(&v))
-            .unwrap_or_default();
+        #[expect(
+            clippy::expect_used,
+            reason = "a SearchRequest (strings, numbers, lists) always serializes to JSON"
+        )]
+        let filters = strataflow_pipeline::source::canonical_json(
+            &serde_json::to_value(request).expect("a search request is JSON"),
+        );
         let record = Record::Retrieval(Retrieval {
             tenant: tenant.to_owned(),
             ordinal: self.store.count(RecordKind::Retrieval)? + 1,
@@ -604,20 +621,27 @@ impl Filters {
             Some("first") => Some(Intent::First),
             Some("latest") => Some(Intent::Latest),
             Some(other) => {
-                return Err(MemoryError::InvalidFilter(format!(
-                    "--intent `{other}`: expected first or latest"
-                )));
+                return Err(QueryError::InvalidFilter {
+                    field: "intent",
+                    value: other.to_owned(),
+                    problem: FilterProblem::UnknownIntent,
+                    other: None,
+                }
+                .into());
             }
         };
         let from = parse_time("from", r.from.as_deref())?;
         let to = parse_time("to", r.to.as_deref())?;
         if let (Some(f), Some(t)) = (from, to) {
             if f > t {
-                return Err(MemoryError::InvalidFilter(format!(
-                    "--from `{}` is after --to `{}`",
-                    r.from.as_deref().unwrap_or_default(),
-                    r.to.as_deref().unwrap_or_default()
-                )));
+                return Err(QueryError::InvalidFilter {
+                    field: "from",
+                    // Both are given: they parsed to `f` and `t`.
+                    value: r.from.clone().unwrap_or_default(),
+                    problem: FilterProblem::FromAfterTo,
+                    other: r.to.clone(),
+                }
+                .into());
             }
         }
         let participants: Vec<String> = r
@@ -643,16 +667,19 @@ impl Filters {
     }
 }
 
-fn parse_time(field: &str, text: Option<&str>) -> Result<Option<Timestamp>, MemoryError> {
+fn parse_time(field: &'static str, text: Option<&str>) -> Result<Option<Timestamp>, MemoryError> {
     let Some(text) = text else { return Ok(None) };
     if let Some(t) = strataflow_log::SourceTime::parse_rfc3339(text) {
         return Ok(Some(t.instant()));
     }
     // A bare date means that whole day: from its start, to its end.
     let day = chrono::NaiveDate::parse_from_str(text.trim(), "%Y-%m-%d").map_err(|_| {
-        MemoryError::InvalidFilter(format!(
-            "--{field} `{text}` is not a date (2023-05-08) or an RFC 3339 time"
-        ))
+        QueryError::InvalidFilter {
+            field,
+            value: text.to_owned(),
+            problem: FilterProblem::NotATime,
+            other: None,
+        }
     })?;
     let start = day
         .and_hms_opt(0, 0, 0)
@@ -813,6 +840,7 @@ impl Searcher {
             )));
         }
         let checksum = d.raw(32)?;
+        // default: `d.raw(32)` after the version byte succeeded: at least 33 bytes.
         let body = bytes.get(33..).unwrap_or_default();
         if checksum != snapshot_checksum(body) {
             return Err(d.invalid("checksum mismatch"));
@@ -1108,6 +1136,7 @@ impl Searcher {
                     }
                 }
             }
+            // default: A node is folded from its assertions: it has at least one.
             let id = node.assertions.first().copied().unwrap_or_default();
             out.push(SearchHit {
                 reference: format!("node:{id}"),

@@ -26,14 +26,14 @@ pub struct ViewReport {
 impl Memory {
     /// Brings a view of a tenant up to the end of the log: loads its state,
     /// applies the records after its last sequence, saves it.
-    pub fn refresh<V: Materialized>(&self, tenant: &str) -> Result<(V, u64), MemoryError> {
+    pub(crate) fn refresh<V: Materialized>(&self, tenant: &str) -> Result<(V, u64), MemoryError> {
         self.refresh_keyed(V::NAME, tenant, V::default)
     }
 
     /// [`Memory::refresh`] for a view stored under `key` (a view that
     /// depends on a profile's operators names them in its key) and started
     /// from `fresh()`.
-    pub fn refresh_keyed<V: Materialized>(
+    pub(crate) fn refresh_keyed<V: Materialized>(
         &self,
         key: &str,
         tenant: &str,
@@ -52,26 +52,9 @@ impl Memory {
         Ok((slot.state, slot.last))
     }
 
-    /// Folds a view of a tenant from the first record, without saving.
-    pub fn rebuild<V: Materialized>(&self, tenant: &str) -> Result<V, MemoryError> {
-        self.rebuild_from(tenant, V::default())
-    }
-
-    /// Folds `state` over a tenant's records from the first, without saving.
-    pub fn rebuild_from<V: Materialized>(&self, tenant: &str, state: V) -> Result<V, MemoryError> {
-        let mut state = state;
-        for item in self.store.scan(1) {
-            let stored = item?;
-            if stored.record.tenant() == tenant {
-                state.apply(&stored.id, &stored.record);
-            }
-        }
-        Ok(state)
-    }
-
     /// Brings every persisted view of a tenant up to the end of the log
     /// (the last stage of an ingest), reading the log once for all of them.
-    pub fn refresh_views(&self, tenant: &str) -> Result<(), MemoryError> {
+    pub(crate) fn refresh_views(&self, tenant: &str) -> Result<(), MemoryError> {
         self.refresh_tenants_views(None, &[tenant.to_owned()])
     }
 
@@ -80,7 +63,7 @@ impl Memory {
     /// `tenants` up to the end of the log in one scan: from the lowest
     /// sequence any of them needs, each record goes to the views of its
     /// tenant only.
-    pub fn refresh_tenants_views(
+    pub(crate) fn refresh_tenants_views(
         &self,
         profile: Option<&str>,
         tenants: &[String],
@@ -89,27 +72,25 @@ impl Memory {
             .map(|_| ())
     }
 
-    /// Refreshes every persisted view of a tenant and reports their digests;
-    /// with `verify`, also rebuilds each from the log and reports that digest.
-    pub fn views(&self, tenant: &str, verify: bool) -> Result<Vec<ViewReport>, MemoryError> {
-        self.profile_views(None, tenant, verify)
-    }
-
-    /// [`Memory::views`] under a profile (`None`: the default): the graph
-    /// membership, block levels and search views are the profile's.
-    pub fn profile_views(
+    /// Refreshes every persisted view of each tenant of `tenants` and
+    /// reports their digests, tenant after tenant in the order given, with
+    /// one scan of the log for all of them (and, with
+    /// [`ViewsOptions::verify`](super::ViewsOptions::verify), one more for all the rebuilds). The graph
+    /// membership, block levels and search views are those of
+    /// [`ViewsOptions::profile`](super::ViewsOptions::profile). One tenant's:
+    /// [`TenantMemory::views`](super::TenantMemory::views).
+    pub fn views(
         &self,
-        profile: Option<&str>,
-        tenant: &str,
-        verify: bool,
+        tenants: &[String],
+        options: &super::ViewsOptions,
     ) -> Result<Vec<ViewReport>, MemoryError> {
-        self.tenants_views(profile, &[tenant.to_owned()], verify)
+        self.tenants_views(options.profile.as_deref(), tenants, options.verify)
     }
 
-    /// [`Memory::profile_views`] of several tenants, tenant after tenant
+    /// The views of several tenants under a profile, tenant after tenant
     /// in the order given, with one scan of the log for all of them (and,
     /// with `verify`, one more for all the rebuilds).
-    pub fn tenants_views(
+    pub(crate) fn tenants_views(
         &self,
         profile: Option<&str>,
         tenants: &[String],
@@ -133,6 +114,7 @@ impl Memory {
                 (WeightsState::NAME, WEIGHTS),
                 (super::search::SEARCH_VIEW, SEARCH),
             ] {
+                // default: Every slot is filled by `one_pass`; an empty one reports sequence 0 and no digest.
                 let (last_seq, digest) = views.get(slot).cloned().unwrap_or_default();
                 reports.push(ViewReport {
                     view,
@@ -247,6 +229,7 @@ impl Memory {
         }
         tracing::info!(
             tenants = tenants.len(),
+            // default: Nothing to scan: logged as sequence 0.
             from = from.unwrap_or_default(),
             records_scanned = scanned,
             rebuild,
@@ -275,6 +258,7 @@ impl Memory {
         for (i, tenant) in tenants.iter().enumerate() {
             if let Some(&first) = route.get(tenant.as_str()) {
                 if first != i {
+                    // default: `first` indexes a tenant already pushed to `out`.
                     let copy = out.get(first).cloned().unwrap_or_default();
                     if let Some(slot) = out.get_mut(i) {
                         *slot = copy;
@@ -441,7 +425,14 @@ impl<V: Materialized> AnySlot for Slot<V> {
         if !self.changed && self.last <= self.saved {
             return Ok(());
         }
-        let bytes = self.state.encode().map_err(MemoryError::Invalid)?;
+        let bytes = self
+            .state
+            .encode()
+            .map_err(|detail| MemoryError::ViewEncode {
+                view: self.key.clone(),
+                tenant: tenant.to_owned(),
+                detail,
+            })?;
         memory
             .store
             .save_view_chunks(&self.key, tenant, self.last, &bytes)?;

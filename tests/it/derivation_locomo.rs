@@ -55,7 +55,7 @@ fn locomo_conversations_derive_to_ready_blocks_with_valid_provenance() {
     assert!(events.len() > 150, "only {} events", events.len());
     assert!(checked_sources >= events.len());
 
-    let graph = memory.graph(None, "").unwrap();
+    let graph = memory.default_tenant().graph(None).unwrap();
     assert!(graph.nodes().len() >= 4, "{} nodes", graph.nodes().len());
     for node in graph.nodes() {
         assert!(!node.source_events.is_empty());

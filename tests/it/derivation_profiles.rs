@@ -46,7 +46,7 @@ fn a_second_profile_adds_only_what_differs() {
     let before = record_ids(data);
 
     let mut memory = strataflow::Memory::open(data).unwrap();
-    memory.registry_mut().add_extractor(Arc::new(TimedOnly));
+    memory.register_extractor(Arc::new(TimedOnly));
     memory
         .save_profile(&Profile {
             name: "timed".into(),
@@ -67,8 +67,17 @@ fn a_second_profile_adds_only_what_differs() {
         "every timed event already exists under the default profile"
     );
 
-    let default_events = memory.events(None, "", None).unwrap();
-    let timed_events = memory.events(Some("timed"), "", None).unwrap();
+    let default_events = memory
+        .default_tenant()
+        .events(&strataflow::EventsQuery::default())
+        .unwrap();
+    let timed_events = memory
+        .default_tenant()
+        .events(&strataflow::EventsQuery {
+            profile: Some("timed".into()),
+            ..Default::default()
+        })
+        .unwrap();
     assert!(!timed_events.is_empty());
     assert!(timed_events.len() < default_events.len());
     let default_ids: Vec<_> = default_events.iter().map(|e| e.id).collect();

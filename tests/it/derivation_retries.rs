@@ -47,7 +47,7 @@ impl Extractor for Flaky {
 
 fn with_extractor(data: &std::path::Path, flaky: Arc<Flaky>) -> strataflow::Memory {
     let mut memory = strataflow::Memory::open(data).unwrap();
-    memory.registry_mut().add_extractor(flaky.clone());
+    memory.register_extractor(flaky.clone());
     let profile = Profile {
         name: flaky.name.to_owned(),
         extractor: flaky.id().to_string(),

@@ -44,7 +44,7 @@ fn diff_names_the_summary_fields_that_differ_per_block() {
     );
 
     let mut memory = strataflow::Memory::open(data).unwrap();
-    memory.registry_mut().add_summarizer(Arc::new(Loud));
+    memory.register_summarizer(Arc::new(Loud));
     memory
         .save_profile(&Profile {
             name: "loud".into(),
@@ -56,9 +56,9 @@ fn diff_names_the_summary_fields_that_differ_per_block() {
         .derive(Some("loud"), &memory.derive_options(), &mut |_| {})
         .unwrap();
 
-    let blocks = memory.profile_summaries(None, "").unwrap();
+    let blocks = memory.default_tenant().block_summaries(None).unwrap();
     assert_eq!(blocks.len(), 15);
-    let diff = memory.diff("default", "loud", "").unwrap();
+    let diff = memory.default_tenant().diff("default", "loud").unwrap();
     let s = &diff.summaries;
     assert!(s.only_a.is_empty() && s.only_b.is_empty());
     // Every block whose title has a lowercase letter differs, in its title only.

@@ -29,16 +29,34 @@ fn only_adopted_refs_of_a_sufficient_assessment_reinforce() {
         &["import", "locomo", path.to_str().unwrap(), "--quiet"],
     );
     let memory = Memory::open(data).unwrap();
-    let before = memory.weights("").unwrap();
+    let before = memory.default_tenant().weights().unwrap();
 
     let request = SearchRequest {
         query: "lost job banker".into(),
         ..SearchRequest::default()
     };
-    let first = memory.search(None, "", Channel::Events, &request).unwrap();
-    let second = memory.search(None, "", Channel::Events, &request).unwrap();
+    let first = memory
+        .default_tenant()
+        .search(
+            &request,
+            &strataflow::SearchOptions {
+                channel: Channel::Events,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    let second = memory
+        .default_tenant()
+        .search(
+            &request,
+            &strataflow::SearchOptions {
+                channel: Channel::Events,
+                ..Default::default()
+            },
+        )
+        .unwrap();
     assert_eq!(
-        memory.weights("").unwrap().digest(),
+        memory.default_tenant().weights().unwrap().digest(),
         before.digest(),
         "search never changes a weight"
     );
@@ -50,56 +68,51 @@ fn only_adopted_refs_of_a_sufficient_assessment_reinforce() {
 
     // Sufficient needs a ref of the batch and next = answer.
     let a = memory
-        .assess(
-            "",
-            &batch,
-            &assessment("sufficient", &[&top], "search_events"),
-        )
+        .default_tenant()
+        .assess(&batch, &assessment("sufficient", &[&top], "search_events"))
         .unwrap();
     assert_eq!(format!("{:?}", a.verdict), "Partial");
     let a = memory
-        .assess(
-            "",
-            &batch,
-            &assessment("sufficient", &["event:ffff"], "answer"),
-        )
+        .default_tenant()
+        .assess(&batch, &assessment("sufficient", &["event:ffff"], "answer"))
         .unwrap();
     assert_eq!(format!("{:?}", a.verdict), "Partial");
     assert_eq!(a.next, "search_events");
     assert!(!a.missing.is_empty());
     // Use before a sufficient assessment adopts anything: refused.
     let err = memory
-        .use_refs("", &batch, std::slice::from_ref(&top))
+        .default_tenant()
+        .use_refs(&batch, std::slice::from_ref(&top))
         .unwrap_err()
         .to_string();
     assert!(err.contains("not_adopted"), "{err}");
 
     let a = memory
-        .assess(
-            "",
-            &batch,
-            &assessment("sufficient", &[&top, &top], "answer"),
-        )
+        .default_tenant()
+        .assess(&batch, &assessment("sufficient", &[&top, &top], "answer"))
         .unwrap();
     assert_eq!(format!("{:?}", a.verdict), "Sufficient");
     assert_eq!(a.evidence, vec![top.clone()]);
     let err = memory
-        .use_refs("", &batch, std::slice::from_ref(&other))
+        .default_tenant()
+        .use_refs(&batch, std::slice::from_ref(&other))
         .unwrap_err()
         .to_string();
     assert!(err.contains("not_adopted"), "{err}");
     let err = memory
-        .use_refs("", &batch, &[foreign])
+        .default_tenant()
+        .use_refs(&batch, &[foreign])
         .unwrap_err()
         .to_string();
     assert!(err.contains("not_in_batch"), "{err}");
 
     let used = memory
-        .use_refs("", &batch, std::slice::from_ref(&top))
+        .default_tenant()
+        .use_refs(&batch, std::slice::from_ref(&top))
         .unwrap();
     assert_eq!(used.events.len(), 1);
     let event = used.events[0];
-    let after = memory.weights("").unwrap();
+    let after = memory.default_tenant().weights().unwrap();
     let (b, a) = (before.get(&event).unwrap(), after.get(&event).unwrap());
     assert_eq!(a.mention_count, b.mention_count + 1);
     assert!((a.weight - 1.0).abs() < 1e-12, "weight back to 1 at t = 0");
@@ -120,11 +133,12 @@ fn only_adopted_refs_of_a_sufficient_assessment_reinforce() {
 
     // The batch is closed.
     let err = memory
-        .assess("", &batch, &assessment("sufficient", &[&top], "answer"))
+        .default_tenant()
+        .assess(&batch, &assessment("sufficient", &[&top], "answer"))
         .unwrap_err()
         .to_string();
     assert!(err.contains("already recorded"), "{err}");
-    assert!(memory.use_refs("", &batch, &[top]).is_err());
+    assert!(memory.default_tenant().use_refs(&batch, &[top]).is_err());
 }
 
 #[test]

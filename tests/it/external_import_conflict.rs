@@ -17,7 +17,7 @@ fn conflict_keeps_both_and_links_them_both_ways() {
     let e = event(&memory, &new);
     assert_eq!(e.temporal.conflicts_with, vec![target]);
     assert!(e.temporal.supersedes.is_empty());
-    let status = memory.event_status("").unwrap();
+    let status = memory.default_tenant().event_status().unwrap();
     assert_eq!(status.get(&target).unwrap().status, EventStatus::Active);
     assert_eq!(status.get(&new).unwrap().status, EventStatus::Active);
     assert_eq!(status.get(&target).unwrap().conflicts_with, vec![new]);

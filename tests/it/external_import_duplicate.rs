@@ -13,7 +13,10 @@ use strataflow::operators::import::ModelDecider;
 fn exact_duplicates_never_reach_the_model() {
     let dir = tempfile::tempdir().unwrap();
     let memory = memory_with_events(dir.path());
-    let listed = memory.events(None, "", None).unwrap();
+    let listed = memory
+        .default_tenant()
+        .events(&strataflow::EventsQuery::default())
+        .unwrap();
     let stored = &listed[3];
     // Case and spacing differ: the fingerprint normalizes them.
     let title = format!("  {}  ", stored.title.to_uppercase());
@@ -58,7 +61,12 @@ fn exact_duplicates_never_reach_the_model() {
         "only candidate 1 is written"
     );
     let import = report.import_id.unwrap();
-    let Record::ImportSource(s) = memory.show("", &import.to_hex()).unwrap().record else {
+    let Record::ImportSource(s) = memory
+        .default_tenant()
+        .show(&import.to_hex())
+        .unwrap()
+        .record
+    else {
         panic!("not an import");
     };
     assert_eq!(s.decisions.len(), 3, "ignored candidates are audited");

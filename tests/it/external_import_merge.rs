@@ -21,6 +21,6 @@ fn merge_writes_the_merged_candidate_superseding_the_match() {
     let e = event(&memory, &d.created_event.unwrap());
     assert_eq!(e.title, "Jon's dance studio, opened and later closed");
     assert_eq!(e.temporal.supersedes, vec![target]);
-    let status = memory.event_status("").unwrap();
+    let status = memory.default_tenant().event_status().unwrap();
     assert_eq!(status.get(&target).unwrap().status, EventStatus::Superseded);
 }

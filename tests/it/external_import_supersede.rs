@@ -34,13 +34,18 @@ fn supersede_writes_a_superseding_event() {
         e.temporal.happened_start.map(|t| t.to_rfc3339()).as_deref(),
         Some("2025-09-01T00:00:00.000Z")
     );
-    let status = memory.event_status("").unwrap();
+    let status = memory.default_tenant().event_status().unwrap();
     assert_eq!(status.get(&target).unwrap().status, EventStatus::Superseded);
     assert_eq!(status.get(&target).unwrap().superseded_by, vec![new]);
     assert_eq!(status.get(&new).unwrap().status, EventStatus::Active);
     // The import record lists the decision and is the import id.
     let import = report.import_id.unwrap();
-    match memory.show("", &import.to_hex()).unwrap().record {
+    match memory
+        .default_tenant()
+        .show(&import.to_hex())
+        .unwrap()
+        .record
+    {
         strataflow::log::record::Record::ImportSource(s) => {
             assert_eq!(s.decisions[0].created_event, Some(new));
             assert_eq!(s.decisions[0].targets, vec![target]);

@@ -85,7 +85,8 @@ fn import_source(
     report: &ExternalImportReport,
 ) -> strataflow::log::record::ImportSource {
     match memory
-        .show("", &report.import_id.unwrap().to_hex())
+        .default_tenant()
+        .show(&report.import_id.unwrap().to_hex())
         .unwrap()
         .record
     {
@@ -147,7 +148,12 @@ fn plain_text_is_extracted_decided_and_committed_citing_the_import_message() {
     let source = import_source(&memory, &report);
     assert_eq!(source.format, "text");
     assert_eq!(source.source_system, "");
-    let Record::Message(message) = memory.show("", &source.message.to_hex()).unwrap().record else {
+    let Record::Message(message) = memory
+        .default_tenant()
+        .show(&source.message.to_hex())
+        .unwrap()
+        .record
+    else {
         panic!("not a message");
     };
     assert_eq!(message.content, NOTES);

@@ -22,7 +22,8 @@ fn undo_restores_superseded_events_and_hides_imported_ones() {
             query: "Jon closed the dance studio banking".into(),
             ..SearchRequest::default()
         };
-        m.searcher(None, "")
+        m.default_tenant()
+            .searcher(None)
             .unwrap()
             .search(Channel::Events, &request)
             .unwrap()
@@ -33,21 +34,30 @@ fn undo_restores_superseded_events_and_hides_imported_ones() {
     assert!(search(&memory).contains(&format!("event:{new}")));
     let import = report.import_id.unwrap();
     let undo = memory
-        .undo_import("", &import.to_hex()[..16], Actor::User, None)
+        .default_tenant()
+        .undo_import(&import.to_hex()[..16], Actor::User, None)
         .unwrap();
     assert_eq!(undo.removed_events, vec![new]);
     assert_eq!(undo.restored_events, vec![target]);
-    let status = memory.event_status("").unwrap();
+    let status = memory.default_tenant().event_status().unwrap();
     assert_eq!(status.get(&target).unwrap().status, EventStatus::Active);
     assert!(status.get(&target).unwrap().superseded_by.is_empty());
     assert_eq!(status.get(&new).unwrap().status, EventStatus::Removed);
     assert!(!search(&memory).contains(&format!("event:{new}")));
     let err = memory
-        .undo_import("", &import.to_hex(), Actor::User, None)
+        .default_tenant()
+        .undo_import(&import.to_hex(), Actor::User, None)
         .unwrap_err();
     assert!(err.to_string().contains("already undone"), "{err}");
     // Persisted (incremental) views equal a rebuild.
-    for r in memory.views("", true).unwrap() {
+    for r in memory
+        .default_tenant()
+        .views(&strataflow::ViewsOptions {
+            verify: true,
+            ..Default::default()
+        })
+        .unwrap()
+    {
         assert_eq!(Some(&r.digest), r.rebuilt.as_ref(), "{}", r.view);
     }
     drop(memory);

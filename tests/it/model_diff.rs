@@ -40,8 +40,14 @@ fn heuristic_and_model_extractors_diff_like_any_profiles() {
         memory
             .derive(Some("model"), &memory.derive_options(), &mut |_| {})
             .unwrap();
-        let diff = memory.diff("default", "model", "").unwrap();
-        let model_events = memory.profile_events(Some("model"), "", None).unwrap();
+        let diff = memory.default_tenant().diff("default", "model").unwrap();
+        let model_events = memory
+            .default_tenant()
+            .extracted_events(&strataflow::EventsQuery {
+                profile: Some("model".into()),
+                ..Default::default()
+            })
+            .unwrap();
         assert!(!model_events.events.is_empty());
         // Every model event is accounted for: in both, changed or only B.
         assert_eq!(

@@ -89,7 +89,15 @@ fn invalid_answers_fail_with_their_reason_and_are_retried() {
         );
     }
     // Nothing invalid was stored: every event cites messages of its block.
-    for (_, _, event) in memory.profile_events(Some(LLM), "", None).unwrap().events {
+    for (_, _, event) in memory
+        .default_tenant()
+        .extracted_events(&strataflow::EventsQuery {
+            profile: Some(LLM.into()),
+            ..Default::default()
+        })
+        .unwrap()
+        .events
+    {
         let Some(Record::Block(block)) =
             memory.store().get(&event.block).unwrap().map(|s| s.record)
         else {

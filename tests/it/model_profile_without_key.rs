@@ -42,7 +42,16 @@ fn reading_needs_no_key_and_the_first_call_names_the_missing_variable() {
     assert_eq!(plan.operators[0].model_calls, 0, "heuristic summarizer");
     let status = memory.status(Some("keyed")).unwrap();
     assert_eq!(status.ready_blocks, 0);
-    assert!(memory.events(Some("keyed"), "", None).unwrap().is_empty());
+    assert!(
+        memory
+            .default_tenant()
+            .events(&strataflow::EventsQuery {
+                profile: Some("keyed".into()),
+                ..Default::default()
+            })
+            .unwrap()
+            .is_empty()
+    );
 
     let before = memory.stats().unwrap().total_records;
     let err = memory

@@ -18,7 +18,11 @@ use support::model_server::{ModelServer, Reply};
 
 fn events(memory: &Memory) -> BTreeSet<RecordId> {
     memory
-        .profile_events(Some(LLM), "", None)
+        .default_tenant()
+        .extracted_events(&strataflow::EventsQuery {
+            profile: Some(LLM.into()),
+            ..Default::default()
+        })
         .unwrap()
         .events
         .iter()
@@ -28,7 +32,11 @@ fn events(memory: &Memory) -> BTreeSet<RecordId> {
 
 fn digests(memory: &Memory) -> Vec<(String, String)> {
     memory
-        .profile_views(Some(LLM), "", false)
+        .default_tenant()
+        .views(&strataflow::ViewsOptions {
+            profile: Some(LLM.into()),
+            verify: false,
+        })
         .unwrap()
         .into_iter()
         .map(|v| (v.view.to_string(), v.digest))

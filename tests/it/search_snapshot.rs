@@ -66,21 +66,24 @@ fn a_searcher_resumed_from_its_snapshot_equals_one_built_afresh() {
     let data = dir.path();
     import(data, "locomo/conv-26.json");
     let memory = Memory::open(data).unwrap();
-    let first = memory.searcher(None, "").unwrap();
+    let first = memory.default_tenant().searcher(None).unwrap();
     assert_eq!(first.resumed_from(), None, "no snapshot yet");
     let saved = first.last_seq();
     // Nothing appended: the snapshot is read and not rewritten.
-    let again = memory.searcher(None, "").unwrap();
+    let again = memory.default_tenant().searcher(None).unwrap();
     assert_eq!(again.resumed_from(), Some(saved));
     assert_same(&again, &memory.searcher_rebuilt(None, "").unwrap());
     drop(memory);
 
     import(data, "locomo/conv-30.json");
     let memory = Memory::open(data).unwrap();
-    let events = memory.events(None, "", None).unwrap();
+    let events = memory
+        .default_tenant()
+        .events(&strataflow::EventsQuery::default())
+        .unwrap();
     memory
+        .default_tenant()
         .govern(
-            "",
             &events[2].id.to_hex(),
             GovernanceAction::Forget,
             Actor::User,
@@ -89,7 +92,7 @@ fn a_searcher_resumed_from_its_snapshot_equals_one_built_afresh() {
         .unwrap();
     // The next searcher resumes from the conv-26 snapshot and applies
     // conv-30 and the governance.
-    let resumed = memory.searcher(None, "").unwrap();
+    let resumed = memory.default_tenant().searcher(None).unwrap();
     assert_eq!(resumed.resumed_from(), Some(saved));
     assert!(resumed.last_seq() > saved);
     let fresh = memory.searcher_rebuilt(None, "").unwrap();
@@ -99,20 +102,20 @@ fn a_searcher_resumed_from_its_snapshot_equals_one_built_afresh() {
     let last = resumed.last_seq();
     drop(memory);
     let memory = Memory::open(data).unwrap();
-    let reopened = memory.searcher(None, "").unwrap();
+    let reopened = memory.default_tenant().searcher(None).unwrap();
     assert_eq!(reopened.resumed_from(), Some(last));
     assert_same(&reopened, &fresh);
     // The forgotten event stays hidden after the round trip.
     memory
+        .default_tenant()
         .govern(
-            "",
             &events[2].id.to_hex(),
             GovernanceAction::Restore,
             Actor::User,
             None,
         )
         .unwrap();
-    let restored = memory.searcher(None, "").unwrap();
+    let restored = memory.default_tenant().searcher(None).unwrap();
     assert_eq!(restored.resumed_from(), Some(last));
     assert_same(&restored, &memory.searcher_rebuilt(None, "").unwrap());
     drop(memory);
@@ -139,7 +142,7 @@ fn a_damaged_older_or_foreign_snapshot_is_rebuilt() {
     import(data, "locomo/conv-26.json");
     let memory = Memory::open(data).unwrap();
     let key = memory.search_view_key(None).unwrap();
-    let built = memory.searcher(None, "").unwrap();
+    let built = memory.default_tenant().searcher(None).unwrap();
     let want = built.digest();
     drop(memory);
     let (seq, good) = snapshot(data, &key, "");
@@ -147,7 +150,7 @@ fn a_damaged_older_or_foreign_snapshot_is_rebuilt() {
 
     let check = |label: &str| {
         let memory = Memory::open(data).unwrap();
-        let s = memory.searcher(None, "").unwrap();
+        let s = memory.default_tenant().searcher(None).unwrap();
         assert_eq!(s.resumed_from(), None, "{label}: must be rebuilt");
         assert_eq!(s.digest(), want, "{label}");
         drop(memory);
@@ -155,7 +158,11 @@ fn a_damaged_older_or_foreign_snapshot_is_rebuilt() {
         assert_eq!(snapshot(data, &key, "").1, good, "{label}: saved back");
         let memory = Memory::open(data).unwrap();
         assert_eq!(
-            memory.searcher(None, "").unwrap().resumed_from(),
+            memory
+                .default_tenant()
+                .searcher(None)
+                .unwrap()
+                .resumed_from(),
             Some(seq),
             "{label}"
         );
@@ -194,7 +201,7 @@ fn a_damaged_older_or_foreign_snapshot_is_rebuilt() {
     // Another tenant's snapshot: the tenant named inside it differs.
     replace_snapshot(data, &key, "", seq, &{
         let memory = Memory::open(data).unwrap();
-        memory.searcher(None, "other").unwrap();
+        memory.tenant("other").searcher(None).unwrap();
         drop(memory);
         snapshot(data, &key, "other").1
     });

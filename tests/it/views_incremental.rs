@@ -13,7 +13,14 @@ use strataflow::pipeline::ingest::OnInvalid;
 use strataflow::{Channel, Memory, SearchRequest};
 
 fn same_as_rebuild(memory: &Memory, tenant: &str) {
-    for r in memory.views(tenant, true).unwrap() {
+    for r in memory
+        .tenant(tenant)
+        .views(&strataflow::ViewsOptions {
+            verify: true,
+            ..Default::default()
+        })
+        .unwrap()
+    {
         assert_eq!(
             Some(r.digest.clone()),
             r.rebuilt,
@@ -25,19 +32,22 @@ fn same_as_rebuild(memory: &Memory, tenant: &str) {
 
 fn decide(memory: &Memory, event: &strataflow::log::RecordId, action: GovernanceAction) {
     memory
-        .govern("", &event.to_hex(), action, Actor::User, None)
+        .default_tenant()
+        .govern(&event.to_hex(), action, Actor::User, None)
         .unwrap();
 }
 
 fn use_top_hit(memory: &Memory, query: &str) {
     let found = memory
+        .default_tenant()
         .search(
-            None,
-            "",
-            Channel::All,
             &SearchRequest {
                 query: query.into(),
                 ..SearchRequest::default()
+            },
+            &strataflow::SearchOptions {
+                channel: Channel::All,
+                ..Default::default()
             },
         )
         .unwrap();
@@ -52,9 +62,10 @@ fn use_top_hit(memory: &Memory, query: &str) {
         missing: String::new(),
         next: "answer".into(),
     };
-    memory.assess("", &batch, &input).unwrap();
+    memory.default_tenant().assess(&batch, &input).unwrap();
     memory
-        .use_refs("", &batch, std::slice::from_ref(&hit.reference))
+        .default_tenant()
+        .use_refs(&batch, std::slice::from_ref(&hit.reference))
         .unwrap();
 }
 
@@ -74,11 +85,26 @@ fn locomo_views_refreshed_along_the_way_equal_a_rebuild() {
         &["import", "locomo", conv30.to_str().unwrap(), "--quiet"],
     );
     let memory = Memory::open(data).unwrap();
-    memory.views("", false).unwrap();
-    let events = memory.events(None, "", None).unwrap();
+    memory
+        .default_tenant()
+        .views(&strataflow::ViewsOptions {
+            verify: false,
+            ..Default::default()
+        })
+        .unwrap();
+    let events = memory
+        .default_tenant()
+        .events(&strataflow::EventsQuery::default())
+        .unwrap();
     decide(&memory, &events[3].id, GovernanceAction::Forget);
     use_top_hit(&memory, "charity race");
-    memory.views("", false).unwrap();
+    memory
+        .default_tenant()
+        .views(&strataflow::ViewsOptions {
+            verify: false,
+            ..Default::default()
+        })
+        .unwrap();
     decide(&memory, &events[3].id, GovernanceAction::Restore);
     decide(&memory, &events[5].id, GovernanceAction::Pin);
     use_top_hit(&memory, "Paris");
@@ -139,22 +165,22 @@ proptest! {
                     memory.derive(None, &memory.derive_options(), &mut |_| {}).unwrap();
                 }
                 Step::Forget(i) | Step::Restore(i) => {
-                    let events = memory.events(None, "", None).unwrap();
+                    let events = memory.default_tenant().events(&strataflow::EventsQuery::default()).unwrap();
                     if let Some(e) = events.get(i % events.len().max(1)) {
                         let action = if matches!(s, Step::Forget(_)) { GovernanceAction::Forget } else { GovernanceAction::Restore };
-                        memory.govern("", &e.id.to_hex(), action, Actor::User, None).unwrap();
+                        memory.default_tenant().govern(&e.id.to_hex(), action, Actor::User, None).unwrap();
                     }
                 }
                 Step::Use(i) => use_top_hit(&memory, words[i % words.len()]),
                 Step::Expand(b, level) => {
-                    let ctx = memory.context(None, "", None).unwrap();
+                    let ctx = memory.default_tenant().context(&strataflow::ContextOptions::default()).unwrap();
                     if let Some(block) = ctx.get(b % ctx.len().max(1)) {
                         let target = strataflow::operators::decay::ExpandTarget::Level(level);
-                        memory.expand_block(None, "", &block.block.to_hex(), target).unwrap();
+                        memory.default_tenant().expand_block(&block.block.to_hex(), target, &strataflow::ExpandOptions::default()).unwrap();
                     }
                 }
                 Step::Refresh => {
-                    memory.views("", false).unwrap();
+                    memory.default_tenant().views(&strataflow::ViewsOptions { verify: false, ..Default::default() }).unwrap();
                 }
             }
         }
@@ -173,7 +199,7 @@ fn a_search_index_refreshed_along_the_way_equals_one_built_afresh() {
         &["import", "locomo", conv26.to_str().unwrap(), "--quiet"],
     );
     let memory = Memory::open(data).unwrap();
-    let mut kept = memory.searcher(None, "").unwrap();
+    let mut kept = memory.default_tenant().searcher(None).unwrap();
     let before = kept.last_seq();
     drop(memory);
     ok(
@@ -181,12 +207,15 @@ fn a_search_index_refreshed_along_the_way_equals_one_built_afresh() {
         &["import", "locomo", conv30.to_str().unwrap(), "--quiet"],
     );
     let memory = Memory::open(data).unwrap();
-    let events = memory.events(None, "", None).unwrap();
+    let events = memory
+        .default_tenant()
+        .events(&strataflow::EventsQuery::default())
+        .unwrap();
     decide(&memory, &events[2].id, GovernanceAction::Forget);
     use_top_hit(&memory, "Paris");
     memory.refresh_searcher(&mut kept).unwrap();
     assert!(kept.last_seq() > before);
-    let fresh = memory.searcher(None, "").unwrap();
+    let fresh = memory.default_tenant().searcher(None).unwrap();
     assert_eq!(kept.last_seq(), fresh.last_seq());
     assert_eq!(kept.digest(), fresh.digest());
     for q in [

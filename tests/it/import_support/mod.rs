@@ -28,7 +28,8 @@ pub fn memory_with_events(dir: &Path) -> Memory {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/locomo/conv-30.json");
     let options = memory.ingest_options().unwrap();
     memory
-        .import_locomo(&path, "", &options, OnInvalid::Refuse, &mut |_| {})
+        .default_tenant()
+        .import_locomo(&path, &options, OnInvalid::Refuse, &mut |_| {})
         .unwrap();
     memory
 }
@@ -128,7 +129,7 @@ pub fn import_decided(
 
 /// The event record with this id.
 pub fn event(memory: &Memory, id: &strataflow::log::RecordId) -> strataflow::log::record::Event {
-    match memory.show("", &id.to_hex()).unwrap().record {
+    match memory.default_tenant().show(&id.to_hex()).unwrap().record {
         strataflow::log::record::Record::Event(e) => e,
         other => panic!("not an event: {other:?}"),
     }
