@@ -434,6 +434,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             writeln!(
                 out,
                 "views of profile `{}`:",
+                // default: An export without views has no profile: printed as "".
                 manifest.profile.as_deref().unwrap_or_default()
             )?;
             for (file, rows) in &manifest.views {
@@ -658,6 +659,7 @@ fn search(out: &mut dyn Write, dir: &Path, a: SearchArgs) -> Result<(), Failure>
         SearchChannel::All => Channel::All,
     };
     let base = SearchRequest {
+        // default: No query text: a search by its filters only (README).
         query: a.query.clone().unwrap_or_default(),
         thread: a.thread.clone(),
         limit: a.limit,
@@ -980,6 +982,7 @@ fn run_ingest(
     if args.no_derive {
         options.operators = None;
     }
+    // default: A path without a file name labels its progress with nothing.
     let label = file
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())

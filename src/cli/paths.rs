@@ -83,6 +83,7 @@ pub fn resolve(path: &Path) -> io::Result<PathBuf> {
         // A dangling link: where it points.
         if std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
             let target = std::fs::read_link(&path)?;
+            // default: A link without a parent directory is relative to the current one.
             let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
             path = std::path::absolute(base.join(target))?;
             continue;

@@ -26,6 +26,7 @@ pub fn day(d: NaiveDate) -> Period {
 
 /// A calendar month.
 pub fn month_of(year: i32, month: u32) -> Period {
+    // default: Callers pass a month of a parsed date (1..=12); the default is never reached.
     let start = NaiveDate::from_ymd_opt(year, month, 1).unwrap_or_default();
     let next = if month == 12 {
         NaiveDate::from_ymd_opt(year + 1, 1, 1)

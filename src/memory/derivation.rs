@@ -38,7 +38,7 @@ fn check_profile_name(name: &str) -> Result<(), MemoryError> {
     Ok(())
 }
 
-/// One event as listed by [`Memory::events`].
+/// One event as listed by [`TenantMemory::events`](super::TenantMemory::events).
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct EventListing {
     /// Event id.
@@ -255,6 +255,7 @@ impl Memory {
                     continue;
                 }
                 let s = summary_state(&self.store, &ops, &block)?;
+                // default: An input not derived yet has no outputs (the documented meaning of `None`).
                 for summary in s.done.map(|d| d.outputs).unwrap_or_default() {
                     if let Some(Record::BlockSummary(x)) =
                         self.store.get(&summary)?.map(|s| s.record)
@@ -396,6 +397,7 @@ impl Memory {
                     input,
                     attempts: s.failures,
                     terminal,
+                    // default: A failure recorded without a message lists an empty error.
                     error: s.last_error.clone().unwrap_or_default(),
                 });
             }
@@ -470,6 +472,7 @@ impl Memory {
                     continue;
                 }
                 let s = extraction_state(&self.store, &ops, &id)?;
+                // default: An input not derived yet has no outputs (the documented meaning of `None`).
                 for event_id in s.done.map(|d| d.outputs).unwrap_or_default() {
                     if let Some(Record::Event(e)) = self.store.get(&event_id)?.map(|s| s.record) {
                         out.events.push((event_id, th.clone(), e));
@@ -534,6 +537,7 @@ impl Memory {
                 let Some(p) = projection_state(&self.store, &ops, &done.outputs)? else {
                     continue;
                 };
+                // default: An input not derived yet has no outputs (the documented meaning of `None`).
                 for id in p.done.map(|d| d.outputs).unwrap_or_default() {
                     if let Some(Record::GraphAssertion(a)) = self.store.get(&id)?.map(|s| s.record)
                     {
@@ -594,6 +598,7 @@ fn listing(
         precision: e.temporal.precision,
         basis: e.temporal.basis,
         pinned: state.is_some_and(|s| s.pinned),
+        // default: An event without a status entry is active with no links.
         superseded_by: state.map(|s| s.superseded_by.clone()).unwrap_or_default(),
         conflicts_with: state.map(|s| s.conflicts_with.clone()).unwrap_or_default(),
     }

@@ -35,6 +35,7 @@ impl Memory {
         }
         let mut views = Vec::new();
         for tenant in tenants {
+            // default: A tenant with no reported view exports no digests.
             let digests = digests_of.remove(&tenant).unwrap_or_default();
             let status = self.event_status(&tenant)?;
             let (weights, _) = self.refresh::<WeightsState>(&tenant)?;

@@ -173,6 +173,7 @@ impl Memory {
         let endpoint = profile.as_ref().and_then(|p| p.model.clone());
         if !is_export && endpoint.is_none() {
             return Err(MemoryError::ImportText(TextImportError::NoModel {
+                // default: No profile was resolved only when a decider was given; the error then names none.
                 profile: profile.map(|p| p.name).unwrap_or_default(),
             }));
         }
@@ -207,6 +208,7 @@ impl Memory {
             None => {
                 let (Some(g), Some(e)) = (&gateway, &endpoint) else {
                     return Err(MemoryError::ImportText(TextImportError::NoModel {
+                        // default: No profile was resolved only when a decider was given; the error then names none.
                         profile: profile.map(|p| p.name).unwrap_or_default(),
                     }));
                 };
@@ -351,6 +353,7 @@ impl Memory {
         let import = Record::ImportSource(ImportSource {
             tenant: tenant.to_owned(),
             format,
+            // default: docs/format.md: `sourceSystem` absent is stored as "".
             source_system: export.source_system.clone().unwrap_or_default(),
             message: message_id,
             block: block_id,
@@ -575,6 +578,7 @@ fn import_thread(tenant: &str, text: &str, at: SourceTime) -> String {
     let hex = h.finalize().to_hex();
     format!(
         "{EXTERNAL_IMPORT_THREAD_PREFIX}{}",
+        // default: A blake3 hex digest has 64 digits: the cut always exists.
         hex.get(..32).unwrap_or_default()
     )
 }

@@ -74,7 +74,7 @@ pub struct Stats {
     pub block_turns: u32,
 }
 
-/// One block as listed by [`Memory::blocks`].
+/// One block as listed by [`TenantMemory::blocks`].
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct BlockInfo {
     /// Block id.
@@ -119,6 +119,65 @@ impl std::fmt::Debug for Memory {
 }
 
 /// A data directory: the log plus the operators configured for it.
+///
+/// Directory-wide calls (open, ingest, derive, profiles, stats, audit,
+/// export) are methods of `Memory`; the per-tenant verbs (search, expand,
+/// context, assess, use, governance, events, graph, views) are methods of
+/// the [`TenantMemory`] that [`Memory::tenant`] returns.
+///
+/// ```
+/// use strataflow::pipeline::ingest::OnInvalid;
+/// use strataflow::{Channel, Memory, SearchOptions, SearchRequest};
+///
+/// let dir = std::env::temp_dir().join(format!(
+///     "strataflow-doc-{}-{}",
+///     std::process::id(),
+///     std::time::SystemTime::now()
+///         .duration_since(std::time::UNIX_EPOCH)
+///         .map_or(0, |d| d.as_nanos())
+/// ));
+/// std::fs::create_dir_all(&dir)?;
+/// let messages = dir.join("messages.jsonl");
+/// std::fs::write(
+///     &messages,
+///     concat!(
+///         r#"{"tenant": "acme", "thread": "t1", "id": "m1", "role": "user", "#,
+///         r#""speaker": "Ana", "content": "We are moving the office to Lisbon in May.", "#,
+///         r#""ts": "2024-04-20T19:03:28+02:00"}"#,
+///         "\n",
+///         r#"{"tenant": "acme", "thread": "t1", "id": "m2", "role": "assistant", "#,
+///         r#""content": "Noted: the office moves to Lisbon in May.", "#,
+///         r#""ts": "2024-04-20T19:03:40+02:00"}"#,
+///         "\n",
+///     ),
+/// )?;
+///
+/// // Blocks of 2 turns, so that the two messages seal a block and derive.
+/// let memory = Memory::open_with(dir.join("data"), Some(2))?;
+/// let options = memory.ingest_options()?;
+/// let stats = memory.ingest_jsonl(&messages, &options, OnInvalid::Refuse, &mut |_| {})?;
+/// assert_eq!(stats.stored, 2);
+///
+/// let acme = memory.tenant("acme");
+/// let request = SearchRequest {
+///     query: "Lisbon office".into(),
+///     ..SearchRequest::default()
+/// };
+/// let raw = SearchOptions {
+///     channel: Channel::Raw,
+///     ..SearchOptions::default()
+/// };
+/// let found = acme.search(&request, &raw)?;
+/// assert!(found.hits.iter().any(|h| h.source_messages == ["m1"]));
+/// // Every search is recorded as a retrieval batch.
+/// assert!(found.batch.is_some());
+/// // Another tenant sees none of it.
+/// assert!(memory.default_tenant().search(&request, &raw)?.hits.is_empty());
+///
+/// drop(memory);
+/// std::fs::remove_dir_all(&dir)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct Memory {
     store: std::sync::Arc<Store>,
     sealer: Sealer,

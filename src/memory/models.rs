@@ -176,6 +176,7 @@ impl Memory {
             "{}\u{0}{}\u{0}{}",
             endpoint.base_url,
             endpoint.model,
+            // default: No key variable: the empty part of the gateway key.
             endpoint.api_key_env.as_deref().unwrap_or_default()
         );
         let mut gateways = self

@@ -177,9 +177,9 @@ struct RawDoc {
 /// one from the first record, so an index refreshed along the way and one
 /// built afresh hold the same content ([`Searcher::digest`]).
 ///
-/// [`Memory::searcher`] persists it as a view (see [`SEARCH_VIEW`] and
-/// `docs/format.md`): it resumes from the saved snapshot and saves it back
-/// when the refresh applied something.
+/// [`TenantMemory::searcher`](super::TenantMemory::searcher) persists it as
+/// a view (under a `search/…` key, see `docs/format.md`): it resumes from
+/// the saved snapshot and saves it back when the refresh applied something.
 pub struct Searcher {
     tenant: String,
     profile: Option<String>,
@@ -411,7 +411,7 @@ impl Memory {
 
     /// Applies the records appended since the searcher's last sequence:
     /// new messages and events enter the indexes; statuses, weights and
-    /// the graph are brought up to date. (Only [`Memory::searcher`] saves
+    /// the graph are brought up to date. (Only [`TenantMemory::searcher`](super::TenantMemory::searcher) saves
     /// the snapshot.)
     pub fn refresh_searcher(&self, s: &mut Searcher) -> Result<(), MemoryError> {
         self.refresh_applied(s).map(|_| ())
@@ -446,6 +446,7 @@ impl Memory {
             let Some(Record::Event(event)) = self.store.get(&id)?.map(|x| x.record) else {
                 continue;
             };
+            // default: An event's block precedes it in the log, so its thread is known; "" is only the documented value of a thread-less hit.
             let thread = s
                 .block_threads
                 .get(&event.block)
@@ -501,9 +502,13 @@ impl Memory {
         request: &SearchRequest,
         hits: Vec<SearchHit>,
     ) -> Result<SearchResponse, MemoryError> {
-        let filters = serde_json::to_value(request)
-            .map(|v| strataflow_pipeline::source::canonical_json(&v))
-            .unwrap_or_default();
+        #[expect(
+            clippy::expect_used,
+            reason = "a SearchRequest (strings, numbers, lists) always serializes to JSON"
+        )]
+        let filters = strataflow_pipeline::source::canonical_json(
+            &serde_json::to_value(request).expect("a search request is JSON"),
+        );
         let record = Record::Retrieval(Retrieval {
             tenant: tenant.to_owned(),
             ordinal: self.store.count(RecordKind::Retrieval)? + 1,
@@ -835,6 +840,7 @@ impl Searcher {
             )));
         }
         let checksum = d.raw(32)?;
+        // default: `d.raw(32)` after the version byte succeeded: at least 33 bytes.
         let body = bytes.get(33..).unwrap_or_default();
         if checksum != snapshot_checksum(body) {
             return Err(d.invalid("checksum mismatch"));
@@ -1130,6 +1136,7 @@ impl Searcher {
                     }
                 }
             }
+            // default: A node is folded from its assertions: it has at least one.
             let id = node.assertions.first().copied().unwrap_or_default();
             out.push(SearchHit {
                 reference: format!("node:{id}"),

@@ -253,8 +253,8 @@ impl<'m> TenantMemory<'m> {
     }
 
     /// The events a profile's extractor produced for the tenant, in thread
-    /// and block order, each with its status, weight-free listing fields
-    /// and the external ids of its source messages.
+    /// and block order, each listed with its status, links and the external
+    /// ids of its source messages.
     pub fn events(&self, query: &EventsQuery) -> Result<Vec<EventListing>, MemoryError> {
         self.memory.events(
             query.profile.as_deref(),

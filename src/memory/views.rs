@@ -75,9 +75,9 @@ impl Memory {
     /// Refreshes every persisted view of each tenant of `tenants` and
     /// reports their digests, tenant after tenant in the order given, with
     /// one scan of the log for all of them (and, with
-    /// [`ViewsOptions::verify`], one more for all the rebuilds). The graph
+    /// [`ViewsOptions::verify`](super::ViewsOptions::verify), one more for all the rebuilds). The graph
     /// membership, block levels and search views are those of
-    /// [`ViewsOptions::profile`]. One tenant's:
+    /// [`ViewsOptions::profile`](super::ViewsOptions::profile). One tenant's:
     /// [`TenantMemory::views`](super::TenantMemory::views).
     pub fn views(
         &self,
@@ -114,6 +114,7 @@ impl Memory {
                 (WeightsState::NAME, WEIGHTS),
                 (super::search::SEARCH_VIEW, SEARCH),
             ] {
+                // default: Every slot is filled by `one_pass`; an empty one reports sequence 0 and no digest.
                 let (last_seq, digest) = views.get(slot).cloned().unwrap_or_default();
                 reports.push(ViewReport {
                     view,
@@ -228,6 +229,7 @@ impl Memory {
         }
         tracing::info!(
             tenants = tenants.len(),
+            // default: Nothing to scan: logged as sequence 0.
             from = from.unwrap_or_default(),
             records_scanned = scanned,
             rebuild,
@@ -256,6 +258,7 @@ impl Memory {
         for (i, tenant) in tenants.iter().enumerate() {
             if let Some(&first) = route.get(tenant.as_str()) {
                 if first != i {
+                    // default: `first` indexes a tenant already pushed to `out`.
                     let copy = out.get(first).cloned().unwrap_or_default();
                     if let Some(slot) = out.get_mut(i) {
                         *slot = copy;
