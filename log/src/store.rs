@@ -80,6 +80,19 @@ pub struct StoredRecord {
     pub record: Record,
 }
 
+/// As `show` prints it: `{"id", "seq", "kind", "record"}`.
+impl serde::Serialize for StoredRecord {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut s = serializer.serialize_struct("StoredRecord", 4)?;
+        s.serialize_field("id", &self.id)?;
+        s.serialize_field("seq", &self.seq)?;
+        s.serialize_field("kind", self.record.kind().name())?;
+        s.serialize_field("record", &self.record)?;
+        s.end()
+    }
+}
+
 /// Counts of commits by durability, for tests and `stats`.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
 pub struct CommitCounts {

@@ -9,7 +9,7 @@ use strataflow::Memory;
 use crate::http::{self, AppState, auth::Keys};
 use crate::metrics::Metrics;
 use crate::options::{ServeError, ServeOptions, check_listen};
-use crate::service::Service;
+use crate::service::{Service, ServiceOptions};
 
 /// Serves `memory` until SIGTERM or SIGINT; `announce` is called with the
 /// bound address once requests are accepted.
@@ -28,7 +28,14 @@ pub fn run(
         .thread_name("strataflow-serve")
         .build()?;
     runtime.block_on(async move {
-        let service = Arc::new(Service::start(memory, options.queue)?);
+        let service = Arc::new(Service::start(
+            memory,
+            ServiceOptions {
+                queue: options.queue,
+                append_timeout: options.append_timeout,
+                min_seq_wait: options.min_seq_wait,
+            },
+        )?);
         let listener = tokio::net::TcpListener::bind(options.listen)
             .await
             .map_err(|source| ServeError::Bind {

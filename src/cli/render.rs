@@ -171,13 +171,7 @@ pub fn blocks(out: &mut dyn Write, blocks: &ThreadBlocks, json: bool) -> io::Res
 
 /// `show`.
 pub fn record(out: &mut dyn Write, record: &StoredRecord) -> io::Result<()> {
-    let value = serde_json::json!({
-        "id": record.id,
-        "seq": record.seq,
-        "kind": record.record.kind().name(),
-        "record": record.record,
-    });
-    json_line(out, &value)
+    json_line(out, record)
 }
 
 /// `audit`.

@@ -77,6 +77,12 @@ impl ApiError {
         e
     }
 
+    /// The same refusal under another machine code.
+    pub fn with_code(mut self, code: &'static str) -> Self {
+        self.code = code;
+        self
+    }
+
     /// The same refusal naming the batch item at fault.
     pub fn at_index(mut self, index: usize) -> Self {
         self.index = Some(index);

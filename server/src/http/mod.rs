@@ -9,13 +9,15 @@ use axum::extract::{DefaultBodyLimit, MatchedPath, Request, State};
 use axum::http::{StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
 
 use crate::metrics::{Gauge, Metrics};
 use crate::service::Service;
 
 pub mod auth;
 pub mod error;
+pub mod extract;
+pub mod routes;
 
 use error::ApiError;
 
@@ -33,13 +35,30 @@ pub struct AppState {
 /// The whole router: `/healthz` and `/metrics` beside the authenticated
 /// `/v1` routes.
 pub fn router(state: AppState, max_body_bytes: usize, timeout: std::time::Duration) -> Router {
-    let api =
-        Router::new()
-            .route("/v1/stats", get(stats))
-            .route_layer(middleware::from_fn_with_state(
-                Arc::clone(&state.keys),
-                auth::authenticate,
-            ));
+    let api = Router::new()
+        .route("/v1/messages", post(routes::messages))
+        .route("/v1/ingest", post(routes::ingest))
+        .route("/v1/search", post(routes::search))
+        .route("/v1/expand", post(routes::expand))
+        .route("/v1/context", get(routes::context))
+        .route("/v1/events", get(routes::events))
+        .route("/v1/graph", get(routes::graph))
+        .route("/v1/blocks", get(routes::blocks))
+        .route("/v1/records/{id}", get(routes::show))
+        .route("/v1/stats", get(routes::stats))
+        .route("/v1/status", get(routes::status))
+        .route("/v1/weights", get(routes::weights))
+        .route("/v1/views", get(routes::views))
+        .route("/v1/assess", post(routes::assess))
+        .route("/v1/use", post(routes::use_refs))
+        .route("/v1/forget", post(routes::forget))
+        .route("/v1/restore", post(routes::restore))
+        .route("/v1/pin", post(routes::pin))
+        .route("/v1/unpin", post(routes::unpin))
+        .route_layer(middleware::from_fn_with_state(
+            Arc::clone(&state.keys),
+            auth::authenticate,
+        ));
     let metrics_route =
         Router::new()
             .route("/metrics", get(metrics))
@@ -136,13 +155,6 @@ async fn metrics(State(state): State<AppState>) -> Response {
         state.metrics.render(&gauges),
     )
         .into_response()
-}
-
-async fn stats(State(state): State<AppState>) -> Response {
-    match state.service.stats() {
-        Ok(s) => axum::Json(s).into_response(),
-        Err(e) => e.into_response(),
-    }
 }
 
 async fn unknown_route(request: Request) -> ApiError {

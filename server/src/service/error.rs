@@ -2,8 +2,8 @@
 //! JSON error (and, through it, an MCP error).
 
 use axum::http::StatusCode;
-use strataflow::{EvidenceError, ImportError, MemoryError, ProfileError, QueryError};
 use strataflow::log::StoreError;
+use strataflow::{EvidenceError, ImportError, MemoryError, ProfileError, QueryError};
 
 use crate::http::error::ApiError;
 
@@ -20,7 +20,9 @@ pub fn from_memory(e: MemoryError) -> ApiError {
             | QueryError::NoNode { .. } => ApiError::not_found(message),
             QueryError::InvalidFilter { field, value, .. } => ApiError::invalid(
                 // The facade names CLI options (`--from`); a request names fields.
-                message.replace(&format!("--{field} "), &format!("`{field}` ")).replace("--", ""),
+                message
+                    .replace(&format!("--{field} "), &format!("`{field}` "))
+                    .replace("--", ""),
             )
             .at_field(*field)
             .with_value(value),

@@ -150,9 +150,7 @@ impl Service {
                 return Err(ApiError::new(
                     StatusCode::SERVICE_UNAVAILABLE,
                     "behind",
-                    format!(
-                        "the views reflect sequence {seq}, not yet min_seq {wanted}: retry"
-                    ),
+                    format!("the views reflect sequence {seq}, not yet min_seq {wanted}: retry"),
                 )
                 .at_field("min_seq")
                 .with_seq(seq)

@@ -53,8 +53,10 @@ impl Service {
     pub async fn use_refs(&self, caller: &Caller, p: UseParams) -> Result<Answer, ApiError> {
         let tenant = tenant_of(caller, p.tenant.as_deref())?;
         if p.refs.is_empty() {
-            return Err(ApiError::invalid("`refs` is empty: name the refs the answer used")
-                .at_field("refs"));
+            return Err(
+                ApiError::invalid("`refs` is empty: name the refs the answer used")
+                    .at_field("refs"),
+            );
         }
         let (batch, refs) = (p.batch, p.refs);
         self.read(None, move |m| {

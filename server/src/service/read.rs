@@ -5,8 +5,7 @@
 use strataflow::log::{SourceTime, Timestamp};
 use strataflow::operators::decay::parse_expand_target;
 use strataflow::{
-    Channel, ContextOptions, EventsQuery, ExpandOptions, SearchOptions, SearchRequest,
-    ViewsOptions,
+    Channel, ContextOptions, EventsQuery, ExpandOptions, SearchOptions, SearchRequest, ViewsOptions,
 };
 
 use super::error::from_memory;
@@ -68,12 +67,17 @@ impl Service {
         let (kind, id) = (kind.to_owned(), id.to_owned());
         let target = match (kind.as_str(), p.level.as_deref()) {
             ("block", Some(level)) => Some(parse_expand_target(level).ok_or_else(|| {
-                ApiError::invalid(format!("`level` `{}`: expected L0…L5, next or raw", cut(level)))
-                    .at_field("level")
+                ApiError::invalid(format!(
+                    "`level` `{}`: expected L0…L5, next or raw",
+                    cut(level)
+                ))
+                .at_field("level")
             })?),
             ("block", None) => parse_expand_target("next"),
             (_, Some(_)) => {
-                return Err(ApiError::invalid("`level` applies to block refs only").at_field("level"));
+                return Err(
+                    ApiError::invalid("`level` applies to block refs only").at_field("level")
+                );
             }
             _ => None,
         };
@@ -236,13 +240,19 @@ impl Service {
 }
 
 /// A number argument inside its range.
-fn in_range(field: &'static str, value: Option<u64>, (min, max): (u64, u64)) -> Result<Option<usize>, ApiError> {
+fn in_range(
+    field: &'static str,
+    value: Option<u64>,
+    (min, max): (u64, u64),
+) -> Result<Option<usize>, ApiError> {
     match value {
         None => Ok(None),
         Some(n) if (min..=max).contains(&n) => Ok(usize::try_from(n).ok()),
-        Some(n) => Err(ApiError::invalid(format!("`{field}` {n} is out of range: expected {min} to {max}"))
-            .at_field(field)
-            .with_value(&n.to_string())),
+        Some(n) => Err(ApiError::invalid(format!(
+            "`{field}` {n} is out of range: expected {min} to {max}"
+        ))
+        .at_field(field)
+        .with_value(&n.to_string())),
     }
 }
 

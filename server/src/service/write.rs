@@ -74,16 +74,18 @@ impl Service {
         items: Vec<Value>,
     ) -> Result<Remembered, ApiError> {
         if items.is_empty() {
-            return Err(ApiError::invalid("no message: send one object or a non-empty array"));
+            return Err(ApiError::invalid(
+                "no message: send one object or a non-empty array",
+            ));
         }
         let tenant = tenant_of(caller, tenant)?;
         let mut inputs = Vec::with_capacity(items.len());
         for (index, mut item) in items.into_iter().enumerate() {
             let Some(object) = item.as_object_mut() else {
-                return Err(ApiError::invalid(format!(
-                    "message {index} is not a JSON object"
-                ))
-                .at_index(index));
+                return Err(
+                    ApiError::invalid(format!("message {index} is not a JSON object"))
+                        .at_index(index),
+                );
             };
             match object.get("tenant") {
                 None => {
@@ -111,8 +113,8 @@ impl Service {
                 }
             }
             let text = item.to_string();
-            let input = parse_line("request", index + 1, &text)
-                .map_err(|e| input_error(index, &e))?;
+            let input =
+                parse_line("request", index + 1, &text).map_err(|e| input_error(index, &e))?;
             inputs.push(input);
         }
         self.append_all(inputs).await
@@ -168,7 +170,11 @@ impl Service {
                             };
                             reject(
                                 i + 1,
-                                &InputError::field(&at, "tenant", "differs from the request's tenant"),
+                                &InputError::field(
+                                    &at,
+                                    "tenant",
+                                    "differs from the request's tenant",
+                                ),
                             )?;
                         }
                         Err(e) => reject(i + 1, &e)?,
@@ -264,7 +270,8 @@ fn chunks(mut inputs: Vec<MessageInput>, size: usize) -> Vec<Vec<MessageInput>> 
 
 /// An invalid message of a request.
 fn input_error(index: usize, e: &InputError) -> ApiError {
-    let mut refusal = ApiError::invalid(format!("message {index}: {}", one_line(e))).at_index(index);
+    let mut refusal =
+        ApiError::invalid(format!("message {index}: {}", one_line(e))).at_index(index);
     if let Some(field) = &e.field {
         refusal = refusal.at_field(field.clone());
     }
@@ -282,11 +289,9 @@ fn one_line(e: &InputError) -> String {
 /// A refusal of the ingester.
 fn stream_error(e: StreamError) -> ApiError {
     match e {
-        StreamError::Conflict { .. } => ApiError::new(
-            axum::http::StatusCode::CONFLICT,
-            "conflict",
-            e.to_string(),
-        ),
+        StreamError::Conflict { .. } => {
+            ApiError::new(axum::http::StatusCode::CONFLICT, "conflict", e.to_string())
+        }
         StreamError::Closed => ApiError::unavailable("the server is stopping", 1),
         other => ApiError::internal(other.to_string()),
     }
