@@ -20,3 +20,4 @@ mod assumptions {
 }
 pub mod run;
 pub mod service;
+pub mod mcp;
