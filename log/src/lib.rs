@@ -31,7 +31,7 @@ pub mod store;
 
 pub use audit::{AuditProblem, AuditReport};
 pub use envelope::{DecodeError, EncodeError};
-pub use error::StoreError;
+pub use error::{Corruption, IndexEntry, StoreError, ThreadOrderProblem};
 pub use id::{Digest, ParseIdError, RecordId};
 pub use integrity::{Damage, Inconsistency, ManifestDamage, TableCheck};
 pub use keys::MAX_NAME_BYTES;
