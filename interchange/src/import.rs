@@ -50,6 +50,50 @@ pub enum ImportMismatch {
     StagingIncomplete,
 }
 
+/// What is wrong with a file of an export ([`ImportError::Bad`]).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ImportProblem {
+    /// A reader refused the file. The text is the foreign reader's (I/O,
+    /// arrow, parquet, serde_json) message.
+    #[error("{0}")]
+    Unreadable(String),
+    /// The manifest's `schema_version` is not this build's.
+    #[error("unknown schema_version")]
+    UnknownSchema,
+    /// The manifest lists no files.
+    #[error("no `files`")]
+    NoFiles,
+    /// A column is absent or of another type.
+    #[error("no {ty} column `{column}`")]
+    NoColumn {
+        /// The column.
+        column: &'static str,
+        /// Its expected type (`u64`, `binary`).
+        ty: &'static str,
+    },
+    /// A row has a null seq or envelope.
+    #[error("row {row}: null seq or envelope")]
+    NullRow {
+        /// The row in its batch.
+        row: usize,
+    },
+    /// A file holds another number of rows than the manifest lists.
+    #[error("holds {read} rows; the manifest lists {listed}")]
+    RowCount {
+        /// Rows read.
+        read: u64,
+        /// What the manifest lists (as written there).
+        listed: serde_json::Value,
+    },
+    /// A sequence number is absent from every file.
+    #[error("sequence {seq} is missing from the export")]
+    MissingSeq {
+        /// The absent sequence.
+        seq: u64,
+    },
+}
+
 /// Error of an import.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -71,15 +115,13 @@ pub enum ImportError {
         /// Its `since_seq`.
         since: u64,
     },
-    /// A file is missing, unreadable or not an export. `detail` is the
-    /// human text of the reader's (arrow, parquet, serde) refusal: the file
-    /// is what a caller acts on.
+    /// A file is missing, unreadable or not an export.
     #[error("{}: {detail}", path.display())]
     Bad {
         /// The file.
         path: PathBuf,
         /// What is wrong.
-        detail: String,
+        detail: ImportProblem,
     },
     /// The target directory cannot be imported into (not empty and not an
     /// empty data directory, or not a directory).
@@ -124,33 +166,53 @@ pub struct ImportReport {
     pub last_seq: u64,
 }
 
-fn bad(path: &Path, detail: impl Into<String>) -> ImportError {
+fn bad(path: &Path, detail: ImportProblem) -> ImportError {
     ImportError::Bad {
         path: path.to_path_buf(),
-        detail: detail.into(),
+        detail,
     }
+}
+
+fn unreadable(path: &Path, e: impl std::fmt::Display) -> ImportError {
+    bad(path, ImportProblem::Unreadable(e.to_string()))
 }
 
 /// Reads the (seq, envelope) rows of one export file; returns how many.
 fn rows(path: &Path, out: &mut Vec<(u64, Vec<u8>)>) -> Result<u64, ImportError> {
     let before = out.len();
-    let file = File::open(path).map_err(|e| bad(path, e.to_string()))?;
+    let file = File::open(path).map_err(|e| unreadable(path, e))?;
     let reader = ParquetRecordBatchReaderBuilder::try_new(file)
         .and_then(ParquetRecordBatchReaderBuilder::build)
-        .map_err(|e| bad(path, e.to_string()))?;
+        .map_err(|e| unreadable(path, e))?;
     for batch in reader {
-        let batch = batch.map_err(|e| bad(path, e.to_string()))?;
+        let batch = batch.map_err(|e| unreadable(path, e))?;
         let seqs = batch
             .column_by_name("seq")
             .and_then(|c| c.as_any().downcast_ref::<UInt64Array>())
-            .ok_or_else(|| bad(path, "no u64 column `seq`"))?;
+            .ok_or_else(|| {
+                bad(
+                    path,
+                    ImportProblem::NoColumn {
+                        column: "seq",
+                        ty: "u64",
+                    },
+                )
+            })?;
         let envelopes = batch
             .column_by_name("envelope")
             .and_then(|c| c.as_any().downcast_ref::<BinaryArray>())
-            .ok_or_else(|| bad(path, "no binary column `envelope`"))?;
+            .ok_or_else(|| {
+                bad(
+                    path,
+                    ImportProblem::NoColumn {
+                        column: "envelope",
+                        ty: "binary",
+                    },
+                )
+            })?;
         for i in 0..batch.num_rows() {
             if seqs.is_null(i) || envelopes.is_null(i) {
-                return Err(bad(path, format!("row {i}: null seq or envelope")));
+                return Err(bad(path, ImportProblem::NullRow { row: i }));
             }
             out.push((seqs.value(i), envelopes.value(i).to_vec()));
         }
@@ -168,14 +230,14 @@ pub fn import_parquet(store: &Store, from: &Path) -> Result<ImportReport, Import
     }
     let manifest_path = from.join("manifest.json");
     let text =
-        std::fs::read_to_string(&manifest_path).map_err(|e| bad(&manifest_path, e.to_string()))?;
+        std::fs::read_to_string(&manifest_path).map_err(|e| unreadable(&manifest_path, e))?;
     let manifest: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| bad(&manifest_path, e.to_string()))?;
+        serde_json::from_str(&text).map_err(|e| unreadable(&manifest_path, e))?;
     let field = |name: &str| manifest.get(name);
     if field("schema_version").and_then(serde_json::Value::as_u64)
         != Some(u64::from(crate::export::EXPORT_SCHEMA_VERSION))
     {
-        return Err(bad(&manifest_path, "unknown schema_version"));
+        return Err(bad(&manifest_path, ImportProblem::UnknownSchema));
     }
     let since = field("since_seq")
         .and_then(serde_json::Value::as_u64)
@@ -185,7 +247,7 @@ pub fn import_parquet(store: &Store, from: &Path) -> Result<ImportReport, Import
     }
     let files = field("files")
         .and_then(serde_json::Value::as_object)
-        .ok_or_else(|| bad(&manifest_path, "no `files`"))?;
+        .ok_or_else(|| bad(&manifest_path, ImportProblem::NoFiles))?;
     let mut all = Vec::new();
     for (name, listed) in files {
         let path = from.join(name);
@@ -193,17 +255,17 @@ pub fn import_parquet(store: &Store, from: &Path) -> Result<ImportReport, Import
         if listed.as_u64() != Some(read) {
             return Err(bad(
                 &path,
-                format!("holds {read} rows; the manifest lists {listed}"),
+                ImportProblem::RowCount {
+                    read,
+                    listed: listed.clone(),
+                },
             ));
         }
     }
     all.sort_unstable_by_key(|(seq, _)| *seq);
     for (i, (seq, _)) in all.iter().enumerate() {
         if *seq != i as u64 + 1 {
-            return Err(bad(
-                from,
-                format!("sequence {} is missing from the export", i as u64 + 1),
-            ));
+            return Err(bad(from, ImportProblem::MissingSeq { seq: i as u64 + 1 }));
         }
     }
     let total = all.len() as u64;
