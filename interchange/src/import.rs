@@ -94,6 +94,26 @@ pub enum ImportProblem {
     },
 }
 
+/// Why a directory cannot be imported into ([`ImportError::Target`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TargetProblem {
+    /// The target is not a directory.
+    #[error("is not a directory")]
+    NotADirectory,
+    /// The target holds files and is not a data directory.
+    #[error(
+        "is not empty and not a data directory: import parquet loads into a new or empty directory"
+    )]
+    NotEmpty,
+    /// The target path has no last component to name a staging directory.
+    #[error("has no directory name to stage an import beside")]
+    NoName,
+    /// The staging path holds something that is not a staging directory.
+    #[error("exists and is not an import staging directory: remove it")]
+    StagingInTheWay,
+}
+
 /// Error of an import.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -130,7 +150,7 @@ pub enum ImportError {
         /// The directory.
         dir: PathBuf,
         /// What is wrong.
-        detail: String,
+        detail: TargetProblem,
     },
     /// After loading, the store's counts differ from the export's manifest.
     #[error(
@@ -341,7 +361,7 @@ fn is_store_dir(dir: &Path) -> bool {
 }
 
 fn target_state(target: &Path) -> Result<(TargetState, Vec<(String, String)>), ImportError> {
-    let refuse = |detail: String| ImportError::Target {
+    let refuse = |detail: TargetProblem| ImportError::Target {
         dir: target.to_path_buf(),
         detail,
     };
@@ -351,7 +371,7 @@ fn target_state(target: &Path) -> Result<(TargetState, Vec<(String, String)>), I
         }
         Err(e) => return Err(io_error(target)(e)),
         Ok(meta) if !meta.is_dir() => {
-            return Err(refuse("is not a directory".into()));
+            return Err(refuse(TargetProblem::NotADirectory));
         }
         Ok(_) => {}
     }
@@ -360,10 +380,7 @@ fn target_state(target: &Path) -> Result<(TargetState, Vec<(String, String)>), I
         return Ok((TargetState::EmptyDir, Vec::new()));
     }
     if !is_store_dir(target) {
-        return Err(refuse(
-            "is not empty and not a data directory: import parquet loads into a new or empty directory"
-                .into(),
-        ));
+        return Err(refuse(TargetProblem::NotEmpty));
     }
     let store = Store::open(target)?;
     if let Some(records) = store.last_seq()? {
@@ -388,7 +405,7 @@ impl StagedImport {
     pub fn begin(target: &Path) -> Result<Self, ImportError> {
         let name = target.file_name().ok_or_else(|| ImportError::Target {
             dir: target.to_path_buf(),
-            detail: "has no directory name to stage an import beside".into(),
+            detail: TargetProblem::NoName,
         })?;
         let mut staging_name = name.to_os_string();
         staging_name.push(".importing");
@@ -402,7 +419,7 @@ impl StagedImport {
                 if !is_store_dir(&staging) {
                     return Err(ImportError::Target {
                         dir: staging,
-                        detail: "exists and is not an import staging directory: remove it".into(),
+                        detail: TargetProblem::StagingInTheWay,
                     });
                 }
                 // A process importing there now holds its lock.

@@ -7,7 +7,7 @@
 use crate::common;
 
 use common::{data_file, ok};
-use strataflow::interchange::import::{ImportError, ImportProblem, import_parquet};
+use strataflow::interchange::import::{ImportError, ImportProblem, TargetProblem, import_parquet};
 use strataflow::log::Store;
 use strataflow::log::record::{Record, RecordKind};
 use strataflow::operators::profile::{Profile, Registry};
@@ -100,4 +100,23 @@ fn a_manifest_count_that_disagrees_with_its_file_names_file_and_counts() {
     );
     // Nothing was loaded.
     assert_eq!(store.last_seq().unwrap(), None);
+}
+
+#[test]
+fn a_target_that_is_a_file_is_refused_as_not_a_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("file");
+    std::fs::write(&target, "x").unwrap();
+    let err = strataflow::interchange::import::StagedImport::begin(&target).unwrap_err();
+    match &err {
+        ImportError::Target { dir, detail } => {
+            assert_eq!(*dir, target);
+            assert_eq!(*detail, TargetProblem::NotADirectory);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        err.to_string(),
+        format!("{}: is not a directory", target.display())
+    );
 }
