@@ -50,6 +50,70 @@ pub enum ImportMismatch {
     StagingIncomplete,
 }
 
+/// What is wrong with a file of an export ([`ImportError::Bad`]).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ImportProblem {
+    /// A reader refused the file. The text is the foreign reader's (I/O,
+    /// arrow, parquet, serde_json) message.
+    #[error("{0}")]
+    Unreadable(String),
+    /// The manifest's `schema_version` is not this build's.
+    #[error("unknown schema_version")]
+    UnknownSchema,
+    /// The manifest lists no files.
+    #[error("no `files`")]
+    NoFiles,
+    /// A column is absent or of another type.
+    #[error("no {ty} column `{column}`")]
+    NoColumn {
+        /// The column.
+        column: &'static str,
+        /// Its expected type (`u64`, `binary`).
+        ty: &'static str,
+    },
+    /// A row has a null seq or envelope.
+    #[error("row {row}: null seq or envelope")]
+    NullRow {
+        /// The row in its batch.
+        row: usize,
+    },
+    /// A file holds another number of rows than the manifest lists.
+    #[error("holds {read} rows; the manifest lists {listed}")]
+    RowCount {
+        /// Rows read.
+        read: u64,
+        /// What the manifest lists (as written there).
+        listed: serde_json::Value,
+    },
+    /// A sequence number is absent from every file.
+    #[error("sequence {seq} is missing from the export")]
+    MissingSeq {
+        /// The absent sequence.
+        seq: u64,
+    },
+}
+
+/// Why a directory cannot be imported into ([`ImportError::Target`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TargetProblem {
+    /// The target is not a directory.
+    #[error("is not a directory")]
+    NotADirectory,
+    /// The target holds files and is not a data directory.
+    #[error(
+        "is not empty and not a data directory: import parquet loads into a new or empty directory"
+    )]
+    NotEmpty,
+    /// The target path has no last component to name a staging directory.
+    #[error("has no directory name to stage an import beside")]
+    NoName,
+    /// The staging path holds something that is not a staging directory.
+    #[error("exists and is not an import staging directory: remove it")]
+    StagingInTheWay,
+}
+
 /// Error of an import.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -71,15 +135,13 @@ pub enum ImportError {
         /// Its `since_seq`.
         since: u64,
     },
-    /// A file is missing, unreadable or not an export. `detail` is the
-    /// human text of the reader's (arrow, parquet, serde) refusal: the file
-    /// is what a caller acts on.
+    /// A file is missing, unreadable or not an export.
     #[error("{}: {detail}", path.display())]
     Bad {
         /// The file.
         path: PathBuf,
         /// What is wrong.
-        detail: String,
+        detail: ImportProblem,
     },
     /// The target directory cannot be imported into (not empty and not an
     /// empty data directory, or not a directory).
@@ -88,7 +150,7 @@ pub enum ImportError {
         /// The directory.
         dir: PathBuf,
         /// What is wrong.
-        detail: String,
+        detail: TargetProblem,
     },
     /// After loading, the store's counts differ from the export's manifest.
     #[error(
@@ -124,33 +186,53 @@ pub struct ImportReport {
     pub last_seq: u64,
 }
 
-fn bad(path: &Path, detail: impl Into<String>) -> ImportError {
+fn bad(path: &Path, detail: ImportProblem) -> ImportError {
     ImportError::Bad {
         path: path.to_path_buf(),
-        detail: detail.into(),
+        detail,
     }
+}
+
+fn unreadable(path: &Path, e: impl std::fmt::Display) -> ImportError {
+    bad(path, ImportProblem::Unreadable(e.to_string()))
 }
 
 /// Reads the (seq, envelope) rows of one export file; returns how many.
 fn rows(path: &Path, out: &mut Vec<(u64, Vec<u8>)>) -> Result<u64, ImportError> {
     let before = out.len();
-    let file = File::open(path).map_err(|e| bad(path, e.to_string()))?;
+    let file = File::open(path).map_err(|e| unreadable(path, e))?;
     let reader = ParquetRecordBatchReaderBuilder::try_new(file)
         .and_then(ParquetRecordBatchReaderBuilder::build)
-        .map_err(|e| bad(path, e.to_string()))?;
+        .map_err(|e| unreadable(path, e))?;
     for batch in reader {
-        let batch = batch.map_err(|e| bad(path, e.to_string()))?;
+        let batch = batch.map_err(|e| unreadable(path, e))?;
         let seqs = batch
             .column_by_name("seq")
             .and_then(|c| c.as_any().downcast_ref::<UInt64Array>())
-            .ok_or_else(|| bad(path, "no u64 column `seq`"))?;
+            .ok_or_else(|| {
+                bad(
+                    path,
+                    ImportProblem::NoColumn {
+                        column: "seq",
+                        ty: "u64",
+                    },
+                )
+            })?;
         let envelopes = batch
             .column_by_name("envelope")
             .and_then(|c| c.as_any().downcast_ref::<BinaryArray>())
-            .ok_or_else(|| bad(path, "no binary column `envelope`"))?;
+            .ok_or_else(|| {
+                bad(
+                    path,
+                    ImportProblem::NoColumn {
+                        column: "envelope",
+                        ty: "binary",
+                    },
+                )
+            })?;
         for i in 0..batch.num_rows() {
             if seqs.is_null(i) || envelopes.is_null(i) {
-                return Err(bad(path, format!("row {i}: null seq or envelope")));
+                return Err(bad(path, ImportProblem::NullRow { row: i }));
             }
             out.push((seqs.value(i), envelopes.value(i).to_vec()));
         }
@@ -168,14 +250,14 @@ pub fn import_parquet(store: &Store, from: &Path) -> Result<ImportReport, Import
     }
     let manifest_path = from.join("manifest.json");
     let text =
-        std::fs::read_to_string(&manifest_path).map_err(|e| bad(&manifest_path, e.to_string()))?;
+        std::fs::read_to_string(&manifest_path).map_err(|e| unreadable(&manifest_path, e))?;
     let manifest: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| bad(&manifest_path, e.to_string()))?;
+        serde_json::from_str(&text).map_err(|e| unreadable(&manifest_path, e))?;
     let field = |name: &str| manifest.get(name);
     if field("schema_version").and_then(serde_json::Value::as_u64)
         != Some(u64::from(crate::export::EXPORT_SCHEMA_VERSION))
     {
-        return Err(bad(&manifest_path, "unknown schema_version"));
+        return Err(bad(&manifest_path, ImportProblem::UnknownSchema));
     }
     let since = field("since_seq")
         .and_then(serde_json::Value::as_u64)
@@ -185,7 +267,7 @@ pub fn import_parquet(store: &Store, from: &Path) -> Result<ImportReport, Import
     }
     let files = field("files")
         .and_then(serde_json::Value::as_object)
-        .ok_or_else(|| bad(&manifest_path, "no `files`"))?;
+        .ok_or_else(|| bad(&manifest_path, ImportProblem::NoFiles))?;
     let mut all = Vec::new();
     for (name, listed) in files {
         let path = from.join(name);
@@ -193,17 +275,17 @@ pub fn import_parquet(store: &Store, from: &Path) -> Result<ImportReport, Import
         if listed.as_u64() != Some(read) {
             return Err(bad(
                 &path,
-                format!("holds {read} rows; the manifest lists {listed}"),
+                ImportProblem::RowCount {
+                    read,
+                    listed: listed.clone(),
+                },
             ));
         }
     }
     all.sort_unstable_by_key(|(seq, _)| *seq);
     for (i, (seq, _)) in all.iter().enumerate() {
         if *seq != i as u64 + 1 {
-            return Err(bad(
-                from,
-                format!("sequence {} is missing from the export", i as u64 + 1),
-            ));
+            return Err(bad(from, ImportProblem::MissingSeq { seq: i as u64 + 1 }));
         }
     }
     let total = all.len() as u64;
@@ -279,7 +361,7 @@ fn is_store_dir(dir: &Path) -> bool {
 }
 
 fn target_state(target: &Path) -> Result<(TargetState, Vec<(String, String)>), ImportError> {
-    let refuse = |detail: String| ImportError::Target {
+    let refuse = |detail: TargetProblem| ImportError::Target {
         dir: target.to_path_buf(),
         detail,
     };
@@ -289,7 +371,7 @@ fn target_state(target: &Path) -> Result<(TargetState, Vec<(String, String)>), I
         }
         Err(e) => return Err(io_error(target)(e)),
         Ok(meta) if !meta.is_dir() => {
-            return Err(refuse("is not a directory".into()));
+            return Err(refuse(TargetProblem::NotADirectory));
         }
         Ok(_) => {}
     }
@@ -298,10 +380,7 @@ fn target_state(target: &Path) -> Result<(TargetState, Vec<(String, String)>), I
         return Ok((TargetState::EmptyDir, Vec::new()));
     }
     if !is_store_dir(target) {
-        return Err(refuse(
-            "is not empty and not a data directory: import parquet loads into a new or empty directory"
-                .into(),
-        ));
+        return Err(refuse(TargetProblem::NotEmpty));
     }
     let store = Store::open(target)?;
     if let Some(records) = store.last_seq()? {
@@ -326,7 +405,7 @@ impl StagedImport {
     pub fn begin(target: &Path) -> Result<Self, ImportError> {
         let name = target.file_name().ok_or_else(|| ImportError::Target {
             dir: target.to_path_buf(),
-            detail: "has no directory name to stage an import beside".into(),
+            detail: TargetProblem::NoName,
         })?;
         let mut staging_name = name.to_os_string();
         staging_name.push(".importing");
@@ -340,7 +419,7 @@ impl StagedImport {
                 if !is_store_dir(&staging) {
                     return Err(ImportError::Target {
                         dir: staging,
-                        detail: "exists and is not an import staging directory: remove it".into(),
+                        detail: TargetProblem::StagingInTheWay,
                     });
                 }
                 // A process importing there now holds its lock.

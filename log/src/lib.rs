@@ -31,9 +31,12 @@ pub mod store;
 
 pub use audit::{AuditProblem, AuditReport};
 pub use envelope::{DecodeError, EncodeError};
-pub use error::StoreError;
+pub use error::{Corruption, IndexEntry, StoreError, ThreadOrderProblem};
 pub use id::{Digest, ParseIdError, RecordId};
-pub use integrity::{Damage, Inconsistency, ManifestDamage, TableCheck};
+pub use integrity::journal::EntryError as JournalEntryError;
+pub use integrity::{
+    Damage, Inconsistency, JournalProblem, ManifestDamage, TableCheck, TableProblem,
+};
 pub use keys::MAX_NAME_BYTES;
 pub use record::{Record, RecordKind};
 pub use store::{AppendReceipt, Appended, Durability, Store, StoredRecord, ThreadHead};

@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode};
 
 use crate::envelope::{Encoded, decode, encode_with_id, id_of};
-use crate::error::StoreError;
+use crate::error::{Corruption, IndexEntry, StoreError, ThreadOrderProblem};
 pub use crate::head::ThreadHead;
 use crate::id::{Digest, RecordId};
 use crate::integrity::manifest::Manifest;
@@ -327,7 +327,7 @@ impl Store {
                     let key = guard.key().map_err(|e| self.storage(e))?;
                     keys::decode_seq(&key).ok_or_else(|| StoreError::Corrupt {
                         keyspace: keys::RECORDS,
-                        detail: format!("first key {key:02x?} is not a sequence number"),
+                        detail: Corruption::FirstKey { key: key.to_vec() },
                     })?
                 }
                 None => 0,
@@ -605,7 +605,7 @@ impl Store {
         pending: &mut Pending,
         batch: &mut fjall::OwnedWriteBatch,
     ) -> Result<(), StoreError> {
-        let order = |detail: String| StoreError::ThreadOrder {
+        let order = |detail: ThreadOrderProblem| StoreError::ThreadOrder {
             tenant: record.tenant().to_owned(),
             // Only threaded records (messages, blocks) are order-checked.
             thread: record.thread().unwrap_or_default().to_owned(),
@@ -616,10 +616,11 @@ impl Store {
                 // `known_message` has checked that the external id is new.
                 let key = keys::external_key(prefix, &m.external_id);
                 if m.position != head.messages {
-                    return Err(order(format!(
-                        "message `{}` has position {}, expected {}",
-                        m.external_id, m.position, head.messages
-                    )));
+                    return Err(order(ThreadOrderProblem::MessagePosition {
+                        external_id: m.external_id.clone(),
+                        position: m.position,
+                        expected: head.messages,
+                    }));
                 }
                 head.messages += 1;
                 pending.external.insert(key.clone(), *id);
@@ -633,18 +634,17 @@ impl Store {
                     || b.start_turn != expected_turn
                     || b.end_turn < b.start_turn
                 {
-                    return Err(order(format!(
-                        "block {} covers positions {}..={} and turns {}..={}; expected block {} from position {} (of {} messages) and turn {}",
-                        b.ordinal,
-                        b.first_position,
-                        b.last_position,
-                        b.start_turn,
-                        b.end_turn,
-                        head.blocks + 1,
-                        head.sealed_messages,
-                        head.messages,
-                        expected_turn
-                    )));
+                    return Err(order(ThreadOrderProblem::Block {
+                        ordinal: b.ordinal,
+                        first_position: b.first_position,
+                        last_position: b.last_position,
+                        start_turn: b.start_turn,
+                        end_turn: b.end_turn,
+                        expected_ordinal: head.blocks + 1,
+                        expected_first_position: head.sealed_messages,
+                        messages: head.messages,
+                        expected_start_turn: expected_turn,
+                    }));
                 }
                 head.blocks = b.ordinal;
                 head.sealed_messages = b.last_position + 1;
@@ -689,7 +689,10 @@ impl Store {
                 .map(Some)
                 .ok_or_else(|| StoreError::Corrupt {
                     keyspace: keys::MODEL_CALLS,
-                    detail: format!("sequence of {} bytes for request {request_hash}", v.len()),
+                    detail: Corruption::SeqValue {
+                        entry: IndexEntry::Request(*request_hash),
+                        len: v.len(),
+                    },
                 }),
         }
     }
@@ -703,23 +706,26 @@ impl Store {
         let Some(seq) = self.model_call_seq(request_hash)? else {
             return Ok(None);
         };
-        let corrupt = |detail: String| StoreError::Corrupt {
+        let corrupt = |detail: Corruption| StoreError::Corrupt {
             keyspace: keys::MODEL_CALLS,
             detail,
         };
+        let entry = IndexEntry::Request(*request_hash);
         let bytes = self.raw_value(seq)?.ok_or_else(|| {
-            corrupt(format!(
-                "request {request_hash} points at sequence {seq}, which is empty"
-            ))
+            corrupt(Corruption::EmptySeq {
+                entry: entry.clone(),
+                seq,
+            })
         })?;
         match decode(&bytes).map_err(|source| StoreError::Decode { seq, source })? {
             Record::ModelCall(call) if call.request_hash == *request_hash => {
                 Ok(Some((id_of(&bytes), call)))
             }
-            other => Err(corrupt(format!(
-                "request {request_hash} points at sequence {seq}, which holds a {} record, not this request's model call",
-                other.kind().name(),
-            ))),
+            other => Err(corrupt(Corruption::WrongRecord {
+                entry,
+                seq,
+                kind: other.kind().name(),
+            })),
         }
     }
 
@@ -791,7 +797,7 @@ impl Store {
                 .map(Some)
                 .ok_or_else(|| StoreError::Corrupt {
                     keyspace: keys::HEADS,
-                    detail: format!("head value of {} bytes", v.len()),
+                    detail: Corruption::HeadValue { len: v.len() },
                 }),
         }
     }
@@ -803,7 +809,7 @@ impl Store {
                 .map(Some)
                 .ok_or_else(|| StoreError::Corrupt {
                     keyspace: keys::EXTERNAL,
-                    detail: format!("id of {} bytes", v.len()),
+                    detail: Corruption::IdValue { len: v.len() },
                 }),
         }
     }
@@ -816,7 +822,10 @@ impl Store {
                 .map(Some)
                 .ok_or_else(|| StoreError::Corrupt {
                     keyspace: keys::IDS,
-                    detail: format!("sequence of {} bytes for {id}", v.len()),
+                    detail: Corruption::SeqValue {
+                        entry: IndexEntry::Id(*id),
+                        len: v.len(),
+                    },
                 }),
         }
     }
@@ -836,7 +845,10 @@ impl Store {
         let Some(bytes) = self.raw_value(seq)? else {
             return Err(StoreError::Corrupt {
                 keyspace: keys::IDS,
-                detail: format!("{id} points at sequence {seq}, which is empty"),
+                detail: Corruption::EmptySeq {
+                    entry: IndexEntry::Id(*id),
+                    seq,
+                },
             });
         };
         let record = decode(&bytes).map_err(|source| StoreError::Decode { seq, source })?;
@@ -893,7 +905,7 @@ impl Store {
                     .map(Some)
                     .ok_or_else(|| StoreError::Corrupt {
                         keyspace: keys::RECORDS,
-                        detail: format!("key of {} bytes", key.len()),
+                        detail: Corruption::RecordKey { len: key.len() },
                     })
             }
         }
@@ -921,7 +933,7 @@ impl Store {
             let (k, v) = guard.into_inner().map_err(|e| self.storage(e))?;
             let seq = keys::decode_seq(&k).ok_or_else(|| StoreError::Corrupt {
                 keyspace: keys::RECORDS,
-                detail: format!("key of {} bytes", k.len()),
+                detail: Corruption::RecordKey { len: k.len() },
             })?;
             Ok((seq, v.to_vec()))
         })
@@ -939,7 +951,7 @@ impl Store {
                 (Some(seq), Some(id)) => Ok((seq, id)),
                 _ => Err(StoreError::Corrupt {
                     keyspace: keys::KINDS,
-                    detail: format!("entry with {}-byte key", k.len()),
+                    detail: Corruption::EntryKey { len: k.len() },
                 }),
             }
         })
@@ -975,7 +987,7 @@ impl Store {
                 (Some(seq), Some(kind), Some(id)) => Ok((seq, kind, id)),
                 _ => Err(StoreError::Corrupt {
                     keyspace: keys::THREADS,
-                    detail: format!("entry with {}-byte value", v.len()),
+                    detail: Corruption::EntryValue { len: v.len() },
                 }),
             }
         })
@@ -996,7 +1008,7 @@ impl Store {
                 (Some(seq), Some(kind), Some(id)) => Ok((seq, kind, id)),
                 _ => Err(StoreError::Corrupt {
                     keyspace: keys::CHILDREN,
-                    detail: format!("entry with {}-byte value", v.len()),
+                    detail: Corruption::EntryValue { len: v.len() },
                 }),
             }
         })
@@ -1042,7 +1054,7 @@ impl Store {
             let Some(((tenant, thread), head)) = parsed else {
                 return Err(StoreError::Corrupt {
                     keyspace: keys::HEADS,
-                    detail: format!("entry with {}-byte key", k.len()),
+                    detail: Corruption::EntryKey { len: k.len() },
                 });
             };
             out.push((tenant, thread, head));
@@ -1076,7 +1088,10 @@ impl Store {
             None => Ok(0),
             Some(v) => keys::decode_seq(&v).ok_or_else(|| StoreError::Corrupt {
                 keyspace: keys::META,
-                detail: format!("the `{}` counter is {} bytes, not 8", kind.name(), v.len()),
+                detail: Corruption::Counter {
+                    kind: kind.name(),
+                    len: v.len(),
+                },
             }),
         }
     }
@@ -1166,10 +1181,10 @@ impl Store {
         let count = state.len().div_ceil(VIEW_CHUNK_BYTES);
         let count32 = u32::try_from(count).map_err(|_| StoreError::Corrupt {
             keyspace: keys::VIEWS,
-            detail: format!(
-                "state of view `{view}` is too large ({} bytes)",
-                state.len()
-            ),
+            detail: Corruption::ViewTooLarge {
+                view: view.to_owned(),
+                len: state.len(),
+            },
         })?;
         let old_count = match self.chunk_head(view, tenant)? {
             Some(Ok((_, old, _))) => old,
@@ -1211,17 +1226,23 @@ impl Store {
                 });
             }
         };
-        let corrupt = |detail: String| StoreError::Corrupt {
+        let corrupt = |detail: Corruption| StoreError::Corrupt {
             keyspace: keys::VIEWS,
             detail,
         };
-        let total = usize::try_from(total)
-            .map_err(|_| corrupt(format!("view `{view}` claims {total} bytes")))?;
+        let total = usize::try_from(total).map_err(|_| {
+            corrupt(Corruption::ViewTotal {
+                view: view.to_owned(),
+                total,
+            })
+        })?;
         let expected = total.div_ceil(VIEW_CHUNK_BYTES);
         if usize::try_from(count).ok() != Some(expected) {
-            return Err(corrupt(format!(
-                "view `{view}` has {count} chunks for {total} bytes"
-            )));
+            return Err(corrupt(Corruption::ViewChunkCount {
+                view: view.to_owned(),
+                count,
+                total,
+            }));
         }
         let mut out = Vec::with_capacity(total);
         for i in 0..count {
@@ -1229,14 +1250,21 @@ impl Store {
                 .views
                 .get(keys::view_chunk_key(view, tenant, i))
                 .map_err(|e| self.storage(e))?
-                .ok_or_else(|| corrupt(format!("view `{view}` lacks chunk {i} of {count}")))?;
+                .ok_or_else(|| {
+                    corrupt(Corruption::ViewChunkMissing {
+                        view: view.to_owned(),
+                        index: i,
+                        count,
+                    })
+                })?;
             out.extend_from_slice(&chunk);
         }
         if out.len() != total {
-            return Err(corrupt(format!(
-                "view `{view}` has {} bytes in its chunks, not {total}",
-                out.len()
-            )));
+            return Err(corrupt(Corruption::ViewLength {
+                view: view.to_owned(),
+                found: out.len(),
+                total,
+            }));
         }
         Ok(Some((seq, out)))
     }
@@ -1248,7 +1276,7 @@ impl Store {
         &self,
         view: &str,
         tenant: &str,
-    ) -> Result<Option<Result<(u64, u32, u64), String>>, StoreError> {
+    ) -> Result<Option<Result<(u64, u32, u64), Corruption>>, StoreError> {
         let Some(v) = self
             .views
             .get(keys::view_key(view, tenant))
@@ -1268,11 +1296,10 @@ impl Store {
                     u64::from_be_bytes(*total),
                 ))
             })
-            .ok_or_else(|| {
-                format!(
-                    "head of chunked view `{view}` is {} bytes, not {CHUNK_HEAD_LEN}",
-                    v.len()
-                )
+            .ok_or_else(|| Corruption::ViewHead {
+                view: view.to_owned(),
+                len: v.len(),
+                expected: CHUNK_HEAD_LEN,
             });
         Ok(Some(parsed))
     }
@@ -1461,7 +1488,14 @@ mod error_tests {
         match store.count(RecordKind::Message) {
             Err(StoreError::Corrupt { keyspace, detail }) => {
                 assert_eq!(keyspace, keys::META);
-                assert!(detail.contains("3 bytes"), "{detail}");
+                assert_eq!(
+                    detail,
+                    Corruption::Counter {
+                        kind: "message",
+                        len: 3
+                    }
+                );
+                assert!(detail.to_string().contains("3 bytes"), "{detail}");
             }
             other => panic!("{other:?}"),
         }

@@ -61,5 +61,6 @@ mod streaming_backpressure;
 mod temporal_locomo;
 mod tenant_isolation;
 mod text_versions;
+mod typed_error_causes;
 mod views_incremental;
 mod views_one_pass;

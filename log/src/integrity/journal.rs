@@ -67,7 +67,7 @@ pub(crate) enum JournalEnd {
         /// Offset of the first bad byte found.
         offset: u64,
         /// What is wrong there.
-        detail: String,
+        detail: super::JournalProblem,
     },
 }
 
@@ -85,9 +85,10 @@ pub(crate) struct JournalScan {
     pub end: JournalEnd,
 }
 
-/// Why one entry could not be read.
-#[derive(Debug, PartialEq, Eq)]
-enum EntryError {
+/// Why one journal entry could not be read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum EntryError {
     /// The data ends inside it.
     Eof,
     /// An entry tag that has no place here.
@@ -106,6 +107,8 @@ enum EntryError {
     /// The batch's checksum does not match its entries.
     Checksum,
 }
+
+impl std::error::Error for EntryError {}
 
 impl std::fmt::Display for EntryError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -305,10 +308,11 @@ fn scan_bytes(path: &Path, bytes: &[u8], keep_items: bool) -> JournalScan {
                 }
                 out.end = JournalEnd::Damaged {
                     offset: bad as u64,
-                    detail: format!(
-                        "{error} (batch at byte {pos}; {} whole batch(es) follow)",
-                        later.valid_batches
-                    ),
+                    detail: super::JournalProblem::Batch {
+                        error,
+                        batch_at: pos as u64,
+                        later_batches: later.valid_batches,
+                    },
                 };
                 out.valid_batches += later.valid_batches;
                 if keep_items {
@@ -514,7 +518,17 @@ mod tests {
         j[value_at] ^= 0x01;
         let s = scan_bytes(Path::new("0.jnl"), &j, false);
         assert!(
-            matches!(&s.end, JournalEnd::Damaged { offset: 0, detail } if detail.starts_with("batch checksum does not match")),
+            matches!(
+                &s.end,
+                JournalEnd::Damaged {
+                    offset: 0,
+                    detail: super::super::JournalProblem::Batch {
+                        error: EntryError::Checksum,
+                        batch_at: 0,
+                        ..
+                    }
+                }
+            ),
             "{:?}",
             s.end
         );

@@ -36,7 +36,7 @@ pub enum Damage {
         /// Offset of the damage.
         offset: u64,
         /// What is wrong.
-        detail: String,
+        detail: JournalProblem,
     },
     /// A table (or version) file of the storage engine does not match its
     /// recorded checksum, is missing, or cannot be read.
@@ -45,7 +45,7 @@ pub enum Damage {
         /// The file, relative to the data directory.
         file: String,
         /// What is wrong.
-        detail: String,
+        detail: TableProblem,
     },
     /// The storage engine's own `version` file is missing.
     #[error("the storage engine's `version` file is missing although keyspaces exist")]
@@ -79,6 +79,102 @@ pub enum Damage {
     /// The manifest cannot be read.
     #[error("{0}")]
     Manifest(ManifestDamage),
+}
+
+/// What is wrong with a journal ([`Damage::Journal`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum JournalProblem {
+    /// The journal folder cannot be listed.
+    #[error("journals cannot be listed: {message}")]
+    Unlistable {
+        /// The I/O error's kind.
+        kind: std::io::ErrorKind,
+        /// The I/O error's text (`std::io::Error` is not `Clone`).
+        message: String,
+    },
+    /// The journal file cannot be read.
+    #[error("cannot be read: {message}")]
+    Unreadable {
+        /// The I/O error's kind.
+        kind: std::io::ErrorKind,
+        /// The I/O error's text.
+        message: String,
+    },
+    /// A batch is bad and whole batches follow it (so it is no torn write).
+    #[error("{error} (batch at byte {batch_at}; {later_batches} whole batch(es) follow)")]
+    Batch {
+        /// What is wrong in the batch.
+        error: journal::EntryError,
+        /// Offset of the batch.
+        batch_at: u64,
+        /// Whole batches found after it.
+        later_batches: u64,
+    },
+}
+
+/// What is wrong with a table or version file ([`Damage::Table`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TableProblem {
+    /// The file (or folder) cannot be read.
+    #[error("cannot be read: {message}")]
+    Unreadable {
+        /// The I/O error's kind.
+        kind: std::io::ErrorKind,
+        /// The I/O error's text (`std::io::Error` is not `Clone`).
+        message: String,
+    },
+    /// The folder cannot be listed.
+    #[error("cannot be listed: {message}")]
+    Unlistable {
+        /// The I/O error's kind.
+        kind: std::io::ErrorKind,
+        /// The I/O error's text.
+        message: String,
+    },
+    /// The keyspace's `current` file has the wrong length.
+    #[error("is {len} bytes, not 25")]
+    CurrentLength {
+        /// Its length.
+        len: usize,
+    },
+    /// The version file does not match the checksum in `current`.
+    #[error("does not match the checksum recorded in `current`")]
+    VersionChecksum,
+    /// The version file's container cannot be read. The text is the sfa
+    /// reader's own (debug) message: its error is foreign and opaque.
+    #[error("{0}")]
+    VersionFormat(String),
+    /// The version file has no `tables` section.
+    #[error("has no `tables` section")]
+    NoTablesSection,
+    /// The version file's `tables` section cannot be read.
+    #[error("tables section: {message}")]
+    TablesSection {
+        /// The I/O error's kind.
+        kind: std::io::ErrorKind,
+        /// The I/O error's text.
+        message: String,
+    },
+    /// A table entry has a checksum type this build does not know.
+    #[error("unknown table checksum type")]
+    ChecksumType,
+    /// A table the version lists is absent.
+    #[error("is missing (the keyspace's version lists it)")]
+    Missing,
+    /// A table does not match its checksum.
+    #[error("does not match the checksum recorded when it was written")]
+    Checksum,
+}
+
+impl TableProblem {
+    fn unreadable(e: &std::io::Error) -> Self {
+        Self::Unreadable {
+            kind: e.kind(),
+            message: e.to_string(),
+        }
+    }
 }
 
 /// How the log's counters, indexes and records disagree (found by
@@ -206,13 +302,19 @@ pub(crate) fn check_journals(dir: &Path) -> Result<(), Damage> {
     let files = journal::files(dir).map_err(|e| Damage::Journal {
         file: dir.to_path_buf(),
         offset: 0,
-        detail: format!("journals cannot be listed: {e}"),
+        detail: JournalProblem::Unlistable {
+            kind: e.kind(),
+            message: e.to_string(),
+        },
     })?;
     for file in files {
         let scan = journal::scan(&file, false).map_err(|e| Damage::Journal {
             file: file.clone(),
             offset: 0,
-            detail: format!("cannot be read: {e}"),
+            detail: JournalProblem::Unreadable {
+                kind: e.kind(),
+                message: e.to_string(),
+            },
         })?;
         if let journal::JournalEnd::Damaged { offset, detail } = scan.end {
             return Err(Damage::Journal {

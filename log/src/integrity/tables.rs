@@ -18,6 +18,7 @@ use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+use super::TableProblem;
 use xxhash_rust::xxh3::Xxh3;
 
 /// The file of verified tables, in the data directory.
@@ -38,7 +39,7 @@ pub(crate) struct TableDamage {
     /// The file, relative to the data directory.
     pub file: String,
     /// What is wrong.
-    pub detail: String,
+    pub detail: TableProblem,
 }
 
 fn xxh3_128_of(path: &Path) -> std::io::Result<u128> {
@@ -62,12 +63,12 @@ fn xxh3_128_of(path: &Path) -> std::io::Result<u128> {
 fn live_tables(dir: &Path, keyspace: &str) -> Result<Vec<LiveTable>, TableDamage> {
     let folder = dir.join("keyspaces").join(keyspace);
     let rel = |name: &str| format!("keyspaces/{keyspace}/{name}");
-    let damage = |file: String, detail: String| TableDamage { file, detail };
+    let damage = |file: String, detail: TableProblem| TableDamage { file, detail };
     let current = match std::fs::read(folder.join("current")) {
         Ok(bytes) => bytes,
         // A keyspace created but never flushed has no version yet.
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(damage(rel("current"), format!("cannot be read: {e}"))),
+        Err(e) => return Err(damage(rel("current"), TableProblem::unreadable(&e))),
     };
     let (Some(id), Some(sum)) = (
         current.get(..8).and_then(|b| <[u8; 8]>::try_from(b).ok()),
@@ -77,32 +78,34 @@ fn live_tables(dir: &Path, keyspace: &str) -> Result<Vec<LiveTable>, TableDamage
     ) else {
         return Err(damage(
             rel("current"),
-            format!("is {} bytes, not 25", current.len()),
+            TableProblem::CurrentLength { len: current.len() },
         ));
     };
     let version = format!("v{}", u64::from_le_bytes(id));
     let version_path = folder.join(&version);
     let got = xxh3_128_of(&version_path)
-        .map_err(|e| damage(rel(&version), format!("cannot be read: {e}")))?;
+        .map_err(|e| damage(rel(&version), TableProblem::unreadable(&e)))?;
     if got != u128::from_le_bytes(sum) {
-        return Err(damage(
-            rel(&version),
-            "does not match the checksum recorded in `current`".into(),
-        ));
+        return Err(damage(rel(&version), TableProblem::VersionChecksum));
     }
-    let bad = |detail: String| damage(rel(&version), detail);
-    let reader = sfa::Reader::new(&version_path).map_err(|e| bad(format!("{e:?}")))?;
+    let bad = |detail: TableProblem| damage(rel(&version), detail);
+    let reader = sfa::Reader::new(&version_path)
+        .map_err(|e| bad(TableProblem::VersionFormat(format!("{e:?}"))))?;
     let section = reader
         .toc()
         .section(b"tables")
-        .ok_or_else(|| bad("has no `tables` section".into()))?;
+        .ok_or_else(|| bad(TableProblem::NoTablesSection))?;
     let mut r = section
         .buf_reader(&version_path)
-        .map_err(|e| bad(format!("cannot be read: {e}")))?;
+        .map_err(|e| bad(TableProblem::unreadable(&e)))?;
     let mut read = |n: usize| -> Result<Vec<u8>, TableDamage> {
         let mut b = vec![0u8; n];
-        r.read_exact(&mut b)
-            .map_err(|e| bad(format!("tables section: {e}")))?;
+        r.read_exact(&mut b).map_err(|e| {
+            bad(TableProblem::TablesSection {
+                kind: e.kind(),
+                message: e.to_string(),
+            })
+        })?;
         Ok(b)
     };
     let le64 = |b: &[u8]| b.try_into().map(u64::from_le_bytes).unwrap_or(0);
@@ -120,7 +123,7 @@ fn live_tables(dir: &Path, keyspace: &str) -> Result<Vec<LiveTable>, TableDamage
                 let entry = read(8 + 1 + 16 + 8)?;
                 let table = le64(entry.get(..8).unwrap_or_default());
                 if entry.get(8) != Some(&0) {
-                    return Err(bad("unknown table checksum type".into()));
+                    return Err(bad(TableProblem::ChecksumType));
                 }
                 let checksum = entry
                     .get(9..25)
@@ -153,7 +156,10 @@ pub(crate) fn all_live_tables(dir: &Path) -> Result<Vec<LiveTable>, TableDamage>
         Err(e) => {
             return Err(TableDamage {
                 file: "keyspaces".into(),
-                detail: format!("cannot be listed: {e}"),
+                detail: TableProblem::Unlistable {
+                    kind: e.kind(),
+                    message: e.to_string(),
+                },
             });
         }
     }
@@ -215,21 +221,21 @@ pub(crate) fn check(dir: &Path, deep: bool) -> Result<usize, TableDamage> {
         let now = stamp(&path).map_err(|e| TableDamage {
             file: table.relative.clone(),
             detail: if e.kind() == std::io::ErrorKind::NotFound {
-                "is missing (the keyspace's version lists it)".into()
+                TableProblem::Missing
             } else {
-                format!("cannot be read: {e}")
+                TableProblem::unreadable(&e)
             },
         })?;
         if deep || old.get(&table.relative) != Some(&now) {
             hashed += 1;
             let got = xxh3_128_of(&path).map_err(|e| TableDamage {
                 file: table.relative.clone(),
-                detail: format!("cannot be read: {e}"),
+                detail: TableProblem::unreadable(&e),
             })?;
             if got != table.checksum {
                 return Err(TableDamage {
                     file: table.relative.clone(),
-                    detail: "does not match the checksum recorded when it was written".into(),
+                    detail: TableProblem::Checksum,
                 });
             }
         }
