@@ -18,6 +18,6 @@ mod assumptions {
         send_sync::<strataflow::pipeline::stream::Ingester>();
     }
 }
+pub mod mcp;
 pub mod run;
 pub mod service;
-pub mod mcp;

@@ -9,11 +9,8 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{
-    CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig,
-};
+use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, tool, tool_handler, tool_router};
 use schemars::JsonSchema;
@@ -86,18 +83,13 @@ pub struct MemoryTools {
     service: Arc<Service>,
     /// The caller of stdio sessions (over HTTP, the request's key decides).
     local: Caller,
-    tool_router: ToolRouter<MemoryTools>,
 }
 
 impl MemoryTools {
     /// Tools over `service`; `local` is the caller when a request carries
     /// none (stdio).
     pub fn new(service: Arc<Service>, local: Caller) -> Self {
-        Self {
-            service,
-            local,
-            tool_router: Self::tool_router(),
-        }
+        Self { service, local }
     }
 
     /// The caller of a request: the one the HTTP layer authenticated, or
@@ -146,7 +138,8 @@ impl MemoryTools {
             .remember(&caller, p.tenant.as_deref(), p.messages)
             .await
             .map_err(mcp_error)?;
-        let body = serde_json::to_string(&done).map_err(|e| McpError::internal_error(e.to_string(), None))?;
+        let body = serde_json::to_string(&done)
+            .map_err(|e| McpError::internal_error(e.to_string(), None))?;
         Ok(CallToolResult::success(vec![ContentBlock::text(body)]))
     }
 
@@ -184,6 +177,7 @@ impl MemoryTools {
     }
 
     #[tool(
+        name = "use",
         description = "Last step, after answering: record the refs the answer used, from a batch assessed as sufficient (only refs that assessment adopted). This reinforces exactly those events' weights. Use each batch once."
     )]
     async fn r#use(

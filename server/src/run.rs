@@ -6,10 +6,27 @@ use std::sync::Arc;
 
 use strataflow::Memory;
 
-use crate::http::{self, AppState, auth::Keys};
+use rmcp::transport::streamable_http_server::{
+    StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
+};
+
+use crate::http::auth::{Caller, Keys};
+use crate::http::{self, AppState};
+use crate::keys::Scope;
+use crate::mcp::MemoryTools;
 use crate::metrics::Metrics;
 use crate::options::{ServeError, ServeOptions, check_listen};
 use crate::service::{Service, ServiceOptions};
+
+/// Checks what can be checked before the data directory is opened: the
+/// key file reads, and the address is loopback unless keys are required.
+pub fn check(options: &ServeOptions) -> Result<(), ServeError> {
+    let keys = match &options.keys {
+        Some(path) => Keys::from_file(path.clone())?,
+        None => Keys::open(),
+    };
+    check_listen(options.listen, keys.required())
+}
 
 /// Serves `memory` until SIGTERM or SIGINT; `announce` is called with the
 /// bound address once requests are accepted.
@@ -49,11 +66,74 @@ pub fn run(
             keys: Arc::new(keys),
         };
         announce(bound, &state.keys);
-        let app = http::router(state, options.max_body_bytes, options.request_timeout);
+        let cancel = tokio_util::sync::CancellationToken::new();
+        let mut config = StreamableHttpServerConfig::default();
+        config.max_request_body_bytes = options.max_body_bytes;
+        config.cancellation_token = cancel.child_token();
+        if !options.listen.ip().is_loopback() {
+            // Keys guard a server on the network (check_listen); the Host
+            // check guards loopback servers against DNS rebinding only.
+            config = config.disable_allowed_hosts();
+        }
+        let tools_service = Arc::clone(&service);
+        let local = Caller {
+            scope: Scope::Admin,
+            key_id: None,
+        };
+        let mcp = StreamableHttpService::new(
+            move || Ok(MemoryTools::new(Arc::clone(&tools_service), local.clone())),
+            LocalSessionManager::default().into(),
+            config,
+        );
+        let mcp = axum::Router::new().nest_service("/mcp", mcp);
+        let app = http::router(
+            state,
+            options.max_body_bytes,
+            options.request_timeout,
+            Some(mcp),
+        );
         axum::serve(listener, app)
-            .with_graceful_shutdown(stop_signal())
+            .with_graceful_shutdown(async move {
+                stop_signal().await;
+                cancel.cancel();
+            })
             .await?;
         tracing::info!("stopped accepting; draining the ingest queue");
+        service
+            .drain()
+            .await
+            .map_err(|e| ServeError::Io(std::io::Error::other(e.to_string())))?;
+        Ok(())
+    })
+}
+
+/// Serves the MCP tools on stdin and stdout until the client closes them
+/// (or SIGTERM/SIGINT), acting as `caller`; then drains the ingest queue.
+pub fn run_stdio(memory: Memory, queue: usize, caller: Caller) -> Result<(), ServeError> {
+    use rmcp::ServiceExt;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("strataflow-mcp")
+        .build()?;
+    runtime.block_on(async move {
+        let service = Arc::new(Service::start(
+            memory,
+            ServiceOptions {
+                queue,
+                ..ServiceOptions::default()
+            },
+        )?);
+        let tools = MemoryTools::new(Arc::clone(&service), caller);
+        let running = tools
+            .serve(rmcp::transport::stdio())
+            .await
+            .map_err(|e| ServeError::Io(std::io::Error::other(e.to_string())))?;
+        tokio::select! {
+            quit = running.waiting() => {
+                quit.map_err(|e| ServeError::Io(std::io::Error::other(e.to_string())))?;
+            }
+            () = stop_signal() => {}
+        }
         service
             .drain()
             .await

@@ -27,6 +27,14 @@ pub mod limits {
     pub const CONCURRENCY: (u64, u64) = (1, 256);
     /// `profile create --timeout`, in seconds.
     pub const TIMEOUT_SECS: (u64, u64) = (1, 86_400);
+    /// `serve --queue`, `mcp --queue`.
+    pub const QUEUE: (u64, u64) = (1, 1_000_000);
+    /// `serve --max-body`, in bytes.
+    pub const BODY: (u64, u64) = (1, 1 << 30);
+    /// `serve --append-timeout`, `--request-timeout`, in seconds.
+    pub const SECONDS: (u64, u64) = (1, 3_600);
+    /// `serve --min-seq-wait`, in milliseconds.
+    pub const MILLIS: (u64, u64) = (1, 3_600_000);
 }
 
 /// A parser of whole numbers in `range` (inclusive): anything else is a
@@ -121,6 +129,23 @@ pub struct Cli {
     /// calls, and stop with an error naming the block when one is missing.
     #[arg(long, global = true)]
     pub offline: bool,
+
+    /// Run read commands (search, expand, context, events, graph, blocks,
+    /// show, stats, status, views) and the agent protocol (assess, use,
+    /// forget, restore, pin, unpin) against this running server instead of
+    /// opening the data directory; they print its JSON.
+    #[arg(long, global = true, value_name = "URL", env = "STRATAFLOW_SERVER")]
+    pub server: Option<String>,
+
+    /// API key for --server [env: STRATAFLOW_API_KEY].
+    #[arg(
+        long,
+        global = true,
+        value_name = "KEY",
+        env = "STRATAFLOW_API_KEY",
+        hide_env_values = true
+    )]
+    pub api_key: Option<String>,
 
     /// The command.
     #[command(subcommand)]
@@ -383,6 +408,22 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Serve the data directory over HTTP (the JSON API under /v1, MCP at
+    /// /mcp) while it ingests, until SIGTERM or SIGINT.
+    Serve(ServeArgs),
+    /// Serve the MCP tools on stdin/stdout (for a desktop agent); holds the
+    /// data directory like any command.
+    Mcp {
+        /// Act for this tenant only (default: every tenant, as admin).
+        #[arg(long, value_parser = Name)]
+        tenant: Option<String>,
+        /// Messages the ingest queue holds, 1..=1000000.
+        #[arg(long, value_name = "N", default_value_t = 4096, value_parser = in_range::<usize>(limits::QUEUE))]
+        queue: usize,
+    },
+    /// API keys of `serve`: each bound to one tenant, or admin.
+    #[command(subcommand)]
+    Keys(KeysCommand),
     /// Copy every intact record of a damaged data directory, in sequence
     /// order, into a new directory (indexes and views rebuilt) and report
     /// what was lost by sequence range and kind. DIR is never written.
@@ -476,6 +517,74 @@ pub enum ExportCommand {
         /// Only records after this log sequence number (incremental).
         #[arg(long, value_name = "SEQ", default_value_t = 0)]
         since: u64,
+    },
+}
+
+/// Arguments of `serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on (port 0: any free port, printed at start).
+    #[arg(long, value_name = "ADDR", default_value = strataflow_server::options::DEFAULT_LISTEN)]
+    pub listen: std::net::SocketAddr,
+    /// Key file [default: DIR/keys.json when it exists]; without keys the
+    /// server listens on loopback only.
+    #[arg(long, value_name = "FILE")]
+    pub keys: Option<PathBuf>,
+    /// Largest request body in bytes (413 above), 1..=1073741824.
+    #[arg(long, value_name = "BYTES", default_value_t = 16 * 1024 * 1024, value_parser = in_range::<usize>(limits::BODY))]
+    pub max_body: usize,
+    /// Messages the ingest queue holds before appends wait, 1..=1000000.
+    #[arg(long, value_name = "N", default_value_t = 4096, value_parser = in_range::<usize>(limits::QUEUE))]
+    pub queue: usize,
+    /// Seconds an append waits for the queue and durability before 503 with Retry-After, 1..=3600.
+    #[arg(long, value_name = "S", default_value_t = 30, value_parser = in_range::<u64>(limits::SECONDS))]
+    pub append_timeout: u64,
+    /// Milliseconds a read with min_seq waits for it before 503, 1..=3600000.
+    #[arg(long, value_name = "MS", default_value_t = 5000, value_parser = in_range::<u64>(limits::MILLIS))]
+    pub min_seq_wait: u64,
+    /// Seconds any /v1 request may take before 503, 1..=3600.
+    #[arg(long, value_name = "S", default_value_t = 60, value_parser = in_range::<u64>(limits::SECONDS))]
+    pub request_timeout: u64,
+}
+
+/// `keys` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum KeysCommand {
+    /// Make a key for one tenant (or --admin) and print it once; only its
+    /// hash is stored.
+    Add {
+        /// The tenant the key may act on.
+        #[arg(long, value_parser = Name, required_unless_present = "admin", conflicts_with = "admin")]
+        tenant: Option<String>,
+        /// A key for every tenant (and /metrics).
+        #[arg(long)]
+        admin: bool,
+        /// A label to tell keys apart in `keys list`.
+        #[arg(long)]
+        label: Option<String>,
+        /// Key file [default: DIR/keys.json].
+        #[arg(long, value_name = "FILE")]
+        keys: Option<PathBuf>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The keys of the file: id, scope, label (never the key).
+    List {
+        /// Key file [default: DIR/keys.json].
+        #[arg(long, value_name = "FILE")]
+        keys: Option<PathBuf>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove a key by its id; a running server refuses it from its next request.
+    Revoke {
+        /// The key's id (from `keys list`).
+        id: String,
+        /// Key file [default: DIR/keys.json].
+        #[arg(long, value_name = "FILE")]
+        keys: Option<PathBuf>,
     },
 }
 

@@ -6,6 +6,7 @@ mod no_panic;
 mod paths;
 mod progress;
 mod render;
+mod server;
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -529,6 +530,13 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Restore(a) => govern(&mut out, &dir, a, GovernanceAction::Restore)?,
         Command::Pin(a) => govern(&mut out, &dir, a, GovernanceAction::Pin)?,
         Command::Unpin(a) => govern(&mut out, &dir, a, GovernanceAction::Unpin)?,
+        Command::Serve(args) => server::serve(&mut out, &dir, &args)?,
+        Command::Mcp { tenant, queue } => {
+            drop(out);
+            server::mcp(&dir, tenant, queue)?;
+            return Ok(());
+        }
+        Command::Keys(command) => server::keys(&mut out, &dir, command)?,
         Command::Recover {
             dir: from,
             to,

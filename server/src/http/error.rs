@@ -18,6 +18,17 @@ pub struct ApiError {
     pub code: &'static str,
     /// What is wrong, in one line.
     pub message: String,
+    /// Where, when it applies (boxed: most refusals have none).
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub at: Option<Box<Place>>,
+    /// Seconds after which a retry may succeed (sent as `Retry-After`).
+    #[serde(skip)]
+    pub retry_after: Option<u32>,
+}
+
+/// Where a refusal applies.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Place {
     /// The 0-based item of a batch at fault.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub index: Option<usize>,
@@ -30,9 +41,6 @@ pub struct ApiError {
     /// The log sequence the server reflects (on `min_seq` time-outs).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub seq: Option<u64>,
-    /// Seconds after which a retry may succeed (sent as `Retry-After`).
-    #[serde(skip)]
-    pub retry_after: Option<u32>,
 }
 
 fn status_code<S: serde::Serializer>(s: &StatusCode, ser: S) -> Result<S::Ok, S::Error> {
@@ -47,12 +55,18 @@ impl ApiError {
             code,
             // One line, whatever the cause's text holds.
             message: message.into().replace(['\n', '\r'], " "),
-            index: None,
-            field: None,
-            value: None,
-            seq: None,
+            at: None,
             retry_after: None,
         }
+    }
+
+    fn place(&mut self) -> &mut Place {
+        self.at.get_or_insert_with(Box::default)
+    }
+
+    /// The field at fault, if one is named.
+    pub fn field(&self) -> Option<&str> {
+        self.at.as_ref().and_then(|p| p.field.as_deref())
     }
 
     /// 400 `invalid_argument`.
@@ -85,19 +99,19 @@ impl ApiError {
 
     /// The same refusal naming the batch item at fault.
     pub fn at_index(mut self, index: usize) -> Self {
-        self.index = Some(index);
+        self.place().index = Some(index);
         self
     }
 
     /// The same refusal naming the field at fault.
     pub fn at_field(mut self, field: impl Into<String>) -> Self {
-        self.field = Some(field.into());
+        self.place().field = Some(field.into());
         self
     }
 
     /// The same refusal quoting the value at fault (cut to 72 characters).
     pub fn with_value(mut self, value: &str) -> Self {
-        self.value = Some(value.chars().take(72).collect());
+        self.place().value = Some(value.chars().take(72).collect());
         self
     }
 
@@ -109,7 +123,7 @@ impl ApiError {
 
     /// The same refusal with the sequence the server reflects.
     pub fn with_seq(mut self, seq: u64) -> Self {
-        self.seq = Some(seq);
+        self.place().seq = Some(seq);
         self
     }
 }

@@ -34,7 +34,12 @@ pub struct AppState {
 
 /// The whole router: `/healthz` and `/metrics` beside the authenticated
 /// `/v1` routes.
-pub fn router(state: AppState, max_body_bytes: usize, timeout: std::time::Duration) -> Router {
+pub fn router(
+    state: AppState,
+    max_body_bytes: usize,
+    timeout: std::time::Duration,
+    mcp: Option<Router>,
+) -> Router {
     let api = Router::new()
         .route("/v1/messages", post(routes::messages))
         .route("/v1/ingest", post(routes::ingest))
@@ -55,6 +60,7 @@ pub fn router(state: AppState, max_body_bytes: usize, timeout: std::time::Durati
         .route("/v1/restore", post(routes::restore))
         .route("/v1/pin", post(routes::pin))
         .route("/v1/unpin", post(routes::unpin))
+        .route_layer(middleware::from_fn_with_state(timeout, time_limit))
         .route_layer(middleware::from_fn_with_state(
             Arc::clone(&state.keys),
             auth::authenticate,
@@ -66,19 +72,21 @@ pub fn router(state: AppState, max_body_bytes: usize, timeout: std::time::Durati
                 Arc::clone(&state.keys),
                 admin_only,
             ));
-    Router::new()
+    let keys = Arc::clone(&state.keys);
+    let metrics = Arc::clone(&state.metrics);
+    let mut app = Router::new()
         .route("/healthz", get(healthz))
         .merge(metrics_route)
         .merge(api)
         .fallback(unknown_route)
         .method_not_allowed_fallback(wrong_method)
         .layer(DefaultBodyLimit::max(max_body_bytes))
-        .layer(middleware::from_fn_with_state(timeout, time_limit))
-        .layer(middleware::from_fn_with_state(
-            Arc::clone(&state.metrics),
-            count,
-        ))
-        .with_state(state)
+        .with_state(state);
+    if let Some(mcp) = mcp {
+        // Streamable HTTP keeps event streams open: no time limit there.
+        app = app.merge(mcp.layer(middleware::from_fn_with_state(keys, auth::authenticate)));
+    }
+    app.layer(middleware::from_fn_with_state(metrics, count))
 }
 
 /// Counts each request under its route template (never the raw path, so

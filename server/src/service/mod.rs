@@ -38,6 +38,17 @@ pub struct ServiceOptions {
     pub min_seq_wait: Duration,
 }
 
+impl Default for ServiceOptions {
+    fn default() -> Self {
+        let serve = crate::options::ServeOptions::default();
+        Self {
+            queue: serve.queue,
+            append_timeout: serve.append_timeout,
+            min_seq_wait: serve.min_seq_wait,
+        }
+    }
+}
+
 /// An answer: its JSON body and the log sequence it reflects.
 #[derive(Clone, Debug)]
 pub struct Answer {

@@ -46,7 +46,7 @@ async def call(session, name, arguments):
 
 async def weights(session):
     view = await call(session, "weights", {})
-    return {w["event"]: w for w in view["weights"]}
+    return view["events"]
 
 
 async def protocol(session):
