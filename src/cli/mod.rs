@@ -5,6 +5,7 @@ mod args;
 mod no_panic;
 mod paths;
 mod progress;
+mod remote;
 mod render;
 mod server;
 
@@ -156,6 +157,19 @@ fn run(cli: Cli) -> Result<(), Failure> {
     let dir = data_dir(&cli);
     OFFLINE.store(cli.offline, std::sync::atomic::Ordering::Relaxed);
     let mut out = std::io::stdout().lock();
+    if let Some(server) = &cli.server {
+        if remote::run(&mut out, server, cli.api_key.as_deref(), &cli.command)? {
+            return Ok(());
+        }
+        if !matches!(cli.command, Command::Serve(_)) {
+            return Err(Failure {
+                message: format!(
+                    "this command works on the data directory itself and cannot run against --server {server}"
+                ),
+                status: EXIT_USAGE,
+            });
+        }
+    }
     match cli.command {
         Command::Init { block_turns } => {
             let memory = Memory::open_with(&dir, block_turns)?;
