@@ -55,7 +55,7 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap, HashMap};
 
-use crate::snapshot::{Decoder, Encoder, SnapshotError};
+use crate::snapshot::{Decoder, Encoder, SnapshotError, SnapshotProblem};
 
 /// BM25 term-frequency saturation.
 pub const K1: f64 = 1.2;
@@ -517,15 +517,15 @@ impl Bm25Index {
         for i in 0..removed {
             let delta = d.u32()?;
             if i > 0 && delta == 0 {
-                return Err(d.invalid("removed docs not ascending"));
+                return Err(d.invalid(SnapshotProblem::RemovedNotAscending { after: doc }));
             }
-            doc = doc
-                .checked_add(delta)
-                .ok_or_else(|| d.invalid("removed doc overflows"))?;
+            doc = doc.checked_add(delta).ok_or_else(|| {
+                d.invalid(SnapshotProblem::RemovedOverflows { after: doc, delta })
+            })?;
             let slot = usize::try_from(doc)
                 .ok()
                 .and_then(|i| live.get_mut(i))
-                .ok_or_else(|| d.invalid(format!("removed doc {doc} unknown")))?;
+                .ok_or_else(|| d.invalid(SnapshotProblem::RemovedUnknown { doc, docs }))?;
             *slot = false;
             live_total_len -= lens
                 .get(usize::try_from(doc).unwrap_or(usize::MAX))
@@ -534,32 +534,44 @@ impl Bm25Index {
         }
         let dead = d.count(0)?;
         if dead > removed {
-            return Err(d.invalid("more pending removals than removed docs"));
+            return Err(d.invalid(SnapshotProblem::PendingRemovals {
+                pending: dead,
+                removed,
+            }));
         }
         let term_count = d.count(2)?;
         let mut terms = HashMap::with_capacity(term_count);
         let mut postings = Vec::with_capacity(term_count);
         for t in 0..term_count {
             let name = d.string()?;
-            let n = u32::try_from(t).map_err(|_| d.invalid("too many terms"))?;
-            if terms.insert(name, n).is_some() {
-                return Err(d.invalid("term repeated"));
+            let n = u32::try_from(t).map_err(|_| {
+                d.invalid(SnapshotProblem::TooManyRows {
+                    table: "terms",
+                    row: t,
+                })
+            })?;
+            if terms.contains_key(&name) {
+                return Err(d.invalid(SnapshotProblem::Repeated {
+                    table: "term",
+                    name,
+                }));
             }
+            terms.insert(name, n);
             let count = d.count(2)?;
             let mut list = Vec::with_capacity(count);
             let mut doc = 0u32;
             for i in 0..count {
                 let delta = d.u32()?;
                 if i > 0 && delta == 0 {
-                    return Err(d.invalid("postings not sorted by doc"));
+                    return Err(d.invalid(SnapshotProblem::PostingsNotSorted { after: doc }));
                 }
-                doc = doc
-                    .checked_add(delta)
-                    .ok_or_else(|| d.invalid("posting doc overflows"))?;
+                doc = doc.checked_add(delta).ok_or_else(|| {
+                    d.invalid(SnapshotProblem::PostingOverflows { after: doc, delta })
+                })?;
                 match usize::try_from(doc).ok().and_then(|i| live.get(i)) {
-                    None => return Err(d.invalid(format!("posting of unknown doc {doc}"))),
+                    None => return Err(d.invalid(SnapshotProblem::PostingUnknownDoc { doc, docs })),
                     Some(false) if dead == 0 => {
-                        return Err(d.invalid("posting of a removed doc after compaction"));
+                        return Err(d.invalid(SnapshotProblem::PostingOfRemovedDoc { doc }));
                     }
                     Some(_) => {}
                 }
@@ -582,6 +594,28 @@ impl Bm25Index {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_removed_doc_out_of_range_names_the_doc_and_the_doc_count() {
+        let mut e = Encoder::new();
+        e.len(1); // one doc
+        e.u32(3); // of 3 tokens
+        e.len(1); // one removed doc
+        e.u32(5); // doc 5
+        let bytes = e.finish();
+        let err = Bm25Index::decode(&mut Decoder::new(&bytes)).err();
+        assert_eq!(
+            err,
+            Some(SnapshotError::Invalid {
+                at: 4,
+                what: SnapshotProblem::RemovedUnknown { doc: 5, docs: 1 },
+            })
+        );
+        assert_eq!(
+            err.map(|e| e.to_string()).as_deref(),
+            Some("snapshot invalid at byte 4: removed doc 5 unknown")
+        );
+    }
 
     /// `search_top` equals `search_all` truncated, bit for bit, on random
     /// corpora with removed documents.
