@@ -57,6 +57,17 @@ use std::collections::{BTreeSet, BinaryHeap, HashMap};
 
 use crate::snapshot::{Decoder, Encoder, SnapshotError, SnapshotProblem};
 
+// Doc and term numbers are `u32`; they index vectors as `usize`, which is at
+// least 32 bits on every target this builds for (checked here), so the
+// conversion is lossless and needs no fallback.
+const _: () = assert!(usize::BITS >= u32::BITS);
+
+/// A doc or term number as a vector index (lossless, see above).
+#[allow(clippy::cast_possible_truncation)]
+pub(crate) const fn index(n: u32) -> usize {
+    n as usize
+}
+
 /// BM25 term-frequency saturation.
 pub const K1: f64 = 1.2;
 /// BM25 length normalization.
@@ -152,7 +163,7 @@ impl Bm25Index {
             match self
                 .terms
                 .get(term)
-                .and_then(|t| usize::try_from(*t).ok())
+                .map(|t| index(*t))
                 .and_then(|t| self.postings.get_mut(t))
             {
                 Some(list) => list.push(posting),
@@ -175,9 +186,7 @@ impl Bm25Index {
     /// Removes a document: from now on it is no candidate and counts in no
     /// statistic. Unknown or already removed docs are ignored.
     pub fn remove(&mut self, doc: u32) {
-        let Ok(i) = usize::try_from(doc) else {
-            return;
-        };
+        let i = index(doc);
         let Some(slot) = self.live.get_mut(i) else {
             return;
         };
@@ -229,9 +238,7 @@ impl Bm25Index {
         if !self.contains(doc) {
             return None;
         }
-        usize::try_from(doc)
-            .ok()
-            .and_then(|i| self.lens.get(i).copied())
+        self.lens.get(index(doc)).copied()
     }
 
     /// Number of distinct terms ever added (terms of removed docs stay
@@ -241,10 +248,7 @@ impl Bm25Index {
     }
 
     fn live_in(live: &[bool], doc: u32) -> bool {
-        usize::try_from(doc)
-            .ok()
-            .and_then(|i| live.get(i).copied())
-            .unwrap_or(false)
+        live.get(index(doc)).copied().unwrap_or(false)
     }
 
     /// Ranks every live doc (the fast path: statistics from running totals;
@@ -294,7 +298,7 @@ impl Bm25Index {
             let Some(list) = self
                 .terms
                 .get(term)
-                .and_then(|t| usize::try_from(*t).ok())
+                .map(|t| index(*t))
                 .and_then(|t| self.postings.get(t))
             else {
                 continue;
@@ -312,7 +316,7 @@ impl Bm25Index {
                 if self.dead > 0 && !live(p.doc) {
                     continue;
                 }
-                let i = usize::try_from(p.doc).unwrap_or(usize::MAX);
+                let i = index(p.doc);
                 let len = self.lens.get(i).copied().unwrap_or(0);
                 if let Some(slot) = acc.get_mut(i) {
                     if *slot == 0.0 {
@@ -325,7 +329,7 @@ impl Bm25Index {
         let mut out: Vec<(u32, f64)> = touched
             .into_iter()
             .filter_map(|d| {
-                let score = acc.get(usize::try_from(d).ok()?).copied()?;
+                let score = acc.get(index(d)).copied()?;
                 (score > 0.0).then_some((d, score))
             })
             .collect();
@@ -368,12 +372,7 @@ impl Bm25Index {
         if n == 0 {
             return Vec::new();
         }
-        let accept = |doc: u32| {
-            usize::try_from(doc)
-                .ok()
-                .and_then(|i| accepted.get(i).copied())
-                .unwrap_or(false)
-        };
+        let accept = |doc: u32| accepted.get(index(doc)).copied().unwrap_or(false);
         let (n, total) = (n as f64, total as f64);
         self.rank(&terms, n, total, &accept)
     }
@@ -398,7 +397,7 @@ impl Bm25Index {
             let Some(list) = self
                 .terms
                 .get(*term)
-                .and_then(|t| usize::try_from(*t).ok())
+                .map(|t| index(*t))
                 .and_then(|t| self.postings.get(t))
             else {
                 continue;
@@ -434,10 +433,9 @@ impl Bm25Index {
                 lanes.get(lane),
                 lanes.get(lane).and_then(|l| l.list.get(pos)),
             ) {
-                let len = usize::try_from(doc)
-                    .ok()
-                    .and_then(|i| self.lens.get(i).copied())
-                    .unwrap_or(0);
+                // default: never taken, a posting's doc is one of `lens`
+                // (`add` and `decode` ensure it).
+                let len = self.lens.get(index(doc)).copied().unwrap_or(0);
                 let s = term_score(l.idf, p.tf, len, avgdl);
                 match current.as_mut() {
                     Some((d, acc)) if *d == doc => *acc += s,
@@ -481,7 +479,7 @@ impl Bm25Index {
         e.len(self.dead);
         let mut names: Vec<&str> = vec![""; self.terms.len()];
         for (term, n) in &self.terms {
-            if let Some(slot) = usize::try_from(*n).ok().and_then(|i| names.get_mut(i)) {
+            if let Some(slot) = names.get_mut(index(*n)) {
                 *slot = term.as_str();
             }
         }
@@ -522,15 +520,11 @@ impl Bm25Index {
             doc = doc.checked_add(delta).ok_or_else(|| {
                 d.invalid(SnapshotProblem::RemovedOverflows { after: doc, delta })
             })?;
-            let slot = usize::try_from(doc)
-                .ok()
-                .and_then(|i| live.get_mut(i))
+            let slot = live
+                .get_mut(index(doc))
                 .ok_or_else(|| d.invalid(SnapshotProblem::RemovedUnknown { doc, docs }))?;
             *slot = false;
-            live_total_len -= lens
-                .get(usize::try_from(doc).unwrap_or(usize::MAX))
-                .copied()
-                .map_or(0, u64::from);
+            live_total_len -= lens.get(index(doc)).copied().map_or(0, u64::from);
         }
         let dead = d.count(0)?;
         if dead > removed {
@@ -568,7 +562,7 @@ impl Bm25Index {
                 doc = doc.checked_add(delta).ok_or_else(|| {
                     d.invalid(SnapshotProblem::PostingOverflows { after: doc, delta })
                 })?;
-                match usize::try_from(doc).ok().and_then(|i| live.get(i)) {
+                match live.get(index(doc)) {
                     None => return Err(d.invalid(SnapshotProblem::PostingUnknownDoc { doc, docs })),
                     Some(false) if dead == 0 => {
                         return Err(d.invalid(SnapshotProblem::PostingOfRemovedDoc { doc }));

@@ -375,12 +375,7 @@ impl EventIndex {
         };
 
         // Step 3: BM25 over the candidates, ties by id.
-        let id_of = |doc: u32| {
-            usize::try_from(doc)
-                .ok()
-                .and_then(|i| self.by_doc.get(i))
-                .map(|(id, _)| *id)
-        };
+        let id_of = |doc: u32| self.by_doc.get(super::bm25::index(doc)).map(|(id, _)| *id);
         let only_bm25 = !any_filter && !query_tokens.is_empty();
         let hits = match thread {
             // A plain text query over every event: only the top `limit`
@@ -388,16 +383,15 @@ impl EventIndex {
             None if only_bm25 => self.bm25.search_top_by(&query_tokens, limit, &id_of),
             None => self.bm25.search_all(&query_tokens),
             Some(t) => self.bm25.search(&query_tokens, &|doc| {
-                usize::try_from(doc)
-                    .ok()
-                    .and_then(|i| self.by_doc.get(i))
+                self.by_doc
+                    .get(super::bm25::index(doc))
                     .is_some_and(|(_, th)| *th == t)
             }),
         };
         let mut scored: Vec<(RecordId, f64)> = hits
             .into_iter()
             .filter_map(|(doc, s)| {
-                let i = usize::try_from(doc).ok()?;
+                let i = super::bm25::index(doc);
                 self.by_doc.get(i).map(|(id, _)| (*id, s))
             })
             .collect();
@@ -475,7 +469,7 @@ impl EventIndex {
     pub fn encode(&self, e: &mut Encoder) -> Result<(), EncodeError> {
         let mut threads: Vec<&str> = vec![""; self.threads.len()];
         for (name, n) in &self.threads {
-            if let Some(slot) = usize::try_from(*n).ok().and_then(|i| threads.get_mut(i)) {
+            if let Some(slot) = threads.get_mut(super::bm25::index(*n)) {
                 *slot = name.as_str();
             }
         }
@@ -570,7 +564,7 @@ impl EventIndex {
                     thread: entry.doc.thread.clone(),
                 })
             })?;
-            let slot = usize::try_from(n).ok().and_then(|i| by_doc.get_mut(i));
+            let slot = by_doc.get_mut(super::bm25::index(n));
             match slot {
                 Some(slot) if bm25.contains(n) && slot.1 == u32::MAX => {
                     *slot = (entry.doc.id, thread);

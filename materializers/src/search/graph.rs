@@ -168,7 +168,7 @@ impl GraphIndex {
         }
         let mut out = Vec::new();
         for (doc, score) in self.bm25.search_all(&query_tokens) {
-            let Some(node) = usize::try_from(doc).ok().and_then(|i| self.nodes.get(i)) else {
+            let Some(node) = self.nodes.get(super::bm25::index(doc)) else {
                 continue;
             };
             let matched_fields: Vec<&'static str> = node
