@@ -100,7 +100,7 @@ pub fn event_fields(e: &Event) -> Vec<(String, u32)> {
         e.narrative.clone(),
         t.participants.join(" "),
         t.event_type.name().to_owned(),
-        // No original text: nothing of it to index.
+        // default: no original text, nothing of it to index.
         t.original_text.clone().unwrap_or_default(),
         happened.join(" "),
     ];
