@@ -193,6 +193,8 @@ impl EventStatusView {
         }
         let mut view = BTreeMap::new();
         for (id, _, _) in &events {
+            // default: an event nothing supersedes or conflicts with, or no
+            // governance targets, has empty lists.
             let by: Vec<RecordId> = superseded_by
                 .get(id)
                 .map(|s| s.iter().copied().filter(|x| x != id).collect())

@@ -53,6 +53,8 @@ macro_rules! rkyv_encoding {
             if format != STATE_FORMAT {
                 return None;
             }
+            // default: unreadable state is `None`, which the caller rebuilds
+            // from the log.
             rkyv::from_bytes::<Self, rkyv::rancor::Error>(archive).ok()
         }
     };
@@ -135,6 +137,7 @@ fn action_of(name: &str) -> GovernanceAction {
         "pin" => GovernanceAction::Pin,
         "unpin" => GovernanceAction::Unpin,
         "undo_import" => GovernanceAction::UndoImport,
+        // default: an `expand:` level that is not a number counts as L5.
         other => GovernanceAction::ExpandBlock {
             level: other
                 .strip_prefix("expand:")
@@ -256,6 +259,8 @@ impl WeightsState {
     pub fn view(&self, status: &EventStatusView) -> WeightsView {
         let inputs = self.inputs.iter().flat_map(|e| match e {
             WeightEntry::UserMessages(n) => {
+                // default: unreachable on 64-bit targets; elsewhere a count
+                // past `usize` could not be held in memory anyway.
                 vec![WeightInput::UserMessage; usize::try_from(*n).unwrap_or(0)]
             }
             WeightEntry::Block(b) => vec![WeightInput::Block(*b)],
@@ -298,6 +303,8 @@ impl Materialized for WeightsState {
                     match r.kind {
                         RefKind::Event => events.push(r.id),
                         RefKind::Node => {
+                            // default: a node ref of no known assertion
+                            // reinforces no event.
                             events.extend(
                                 self.assertion_sources
                                     .get(&r.id)

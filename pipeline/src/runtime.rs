@@ -131,12 +131,9 @@ impl Feeder<'_> {
         if self.index == 0 {
             return Ok(());
         }
-        for (w, sender) in self.workers.iter().enumerate() {
-            let items = self
-                .current
-                .get_mut(w)
-                .map(std::mem::take)
-                .unwrap_or_default();
+        // `current` holds one part per worker.
+        for (sender, part) in self.workers.iter().zip(&mut self.current) {
+            let items = std::mem::take(part);
             sender
                 .send(Part {
                     chunk: self.chunk,
@@ -233,9 +230,13 @@ pub fn run<E: From<IngestError>>(
             Err(_) => Err(IngestError::Worker(WorkerFailure::WriterPanicked)),
         };
         // A failure inside the pipeline explains why the feed was cut short,
-        // so it is reported before the feed's own error.
+        // so it is reported before the feed's own error. The writer's
+        // `Incomplete` only says that a worker stopped early: the worker's
+        // own error is the cause.
         let stats = match (written, failure) {
-            (Err(e), _) | (Ok(_), Some(e)) => return Err(E::from(e)),
+            (Err(IngestError::Worker(WorkerFailure::Incomplete { .. })), Some(e))
+            | (Err(e), _)
+            | (Ok(_), Some(e)) => return Err(E::from(e)),
             (Ok(stats), None) => stats,
         };
         fed?;
@@ -246,13 +247,17 @@ pub fn run<E: From<IngestError>>(
 
 /// The worker a thread belongs to: FNV-1a over tenant and thread (fixed,
 /// so a thread's partition never depends on the process).
+#[expect(
+    clippy::expect_used,
+    reason = "the remainder is below `workers`, a usize"
+)]
 pub fn partition(tenant: &str, thread: &str, workers: usize) -> usize {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in tenant.bytes().chain([0xff]).chain(thread.bytes()) {
         h ^= u64::from(b);
         h = h.wrapping_mul(0x0100_0000_01b3);
     }
-    usize::try_from(h % workers.max(1) as u64).unwrap_or(0)
+    usize::try_from(h % workers.max(1) as u64).expect("a remainder below a usize fits a usize")
 }
 
 fn worker(
@@ -347,6 +352,8 @@ fn writer(
     loop {
         // Take what has arrived; wait only when nothing is ready to commit.
         let received = if group.is_empty() {
+            // default: `recv` fails only once every worker is gone, i.e. no
+            // more parts.
             done.recv().ok()
         } else {
             match done.try_recv() {
@@ -392,4 +399,131 @@ fn writer(
         }));
     }
     Ok(stats)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use strataflow_log::Digest;
+    use strataflow_log::record::{BlockSummary, Role};
+    use strataflow_log::time::SourceTime;
+    use strataflow_operators::model::ModelError;
+    use strataflow_operators::operator::{BlockInput, OperatorError, OperatorId, Summarizer};
+    use strataflow_operators::profile::{Profile, Registry};
+
+    use super::*;
+    use crate::source::Location;
+
+    /// Halts (or panics) on the blocks of one thread, summarizes the others
+    /// like the embedded heuristic.
+    struct FailsOn {
+        thread: String,
+        panics: bool,
+    }
+
+    fn halt() -> ModelError {
+        ModelError::Offline {
+            operator: "llm-summarizer@1".into(),
+            subject: "block b".into(),
+        }
+    }
+
+    impl Summarizer for FailsOn {
+        fn id(&self) -> OperatorId {
+            OperatorId::new("fails-on", 1)
+        }
+        fn config_hash(&self) -> Digest {
+            Digest::default()
+        }
+        fn summarize(&self, block: &BlockInput<'_>) -> Result<BlockSummary, OperatorError> {
+            if block.block.thread == self.thread {
+                assert!(!self.panics, "summarizer panics on its thread");
+                return Err(OperatorError::from(halt()));
+            }
+            strataflow_operators::summarizer::heuristic::HeuristicSummarizer.summarize(block)
+        }
+    }
+
+    /// Two thread names that go to different workers of 2.
+    fn two_partitions() -> (String, String) {
+        let first = "t0".to_owned();
+        let other = (1..)
+            .map(|i| format!("t{i}"))
+            .find(|t| partition("x", t, 2) != partition("x", &first, 2))
+            .unwrap();
+        (first, other)
+    }
+
+    fn input(thread: &str, n: usize) -> MessageInput {
+        MessageInput {
+            location: Location {
+                file: "a.jsonl".into(),
+                line: Some(n + 1),
+                path: None,
+            },
+            tenant: "x".into(),
+            thread: thread.into(),
+            external_id: format!("m{n}"),
+            role: if n % 2 == 0 {
+                Role::User
+            } else {
+                Role::Assistant
+            },
+            speaker: None,
+            content: format!("message {n} of {thread}: we met Alice in Paris yesterday"),
+            tool_calls: Vec::new(),
+            time: SourceTime {
+                utc_ms: 1_700_000_000_000 + i64::try_from(n).unwrap() * 60_000,
+                offset_minutes: None,
+            },
+        }
+    }
+
+    /// A run with 2 workers whose summarizer fails on one thread's blocks.
+    fn run_failing(panics: bool) -> IngestError {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path().join("data")).unwrap();
+        let (failing, healthy) = two_partitions();
+        let mut operators = Registry::builtin()
+            .resolve(&Profile::default_profile())
+            .unwrap();
+        operators.summarizer = Arc::new(FailsOn {
+            thread: failing.clone(),
+            panics,
+        });
+        let options = RuntimeOptions {
+            workers: 2,
+            group_records: 64,
+            durability: Durability::Buffered,
+            sealer: Sealer::new(1),
+            operators: Some(operators),
+        };
+        run::<IngestError>(&store, &options, &mut |_| {}, |feeder| {
+            for n in 0..8 {
+                feeder.push(input(&healthy, n))?;
+                feeder.push(input(&failing, n))?;
+            }
+            Ok(())
+        })
+        .unwrap_err()
+    }
+
+    #[test]
+    fn a_halting_worker_is_reported_not_the_writers_incomplete() {
+        let err = run_failing(false);
+        assert!(
+            matches!(&err, IngestError::Halted(cause) if *cause == halt()),
+            "{err:?}"
+        );
+    }
+
+    #[test]
+    fn a_panicking_worker_is_reported_not_the_writers_incomplete() {
+        let err = run_failing(true);
+        assert!(
+            matches!(&err, IngestError::Worker(WorkerFailure::WorkerPanicked)),
+            "{err:?}"
+        );
+    }
 }

@@ -140,7 +140,11 @@ pub fn summarize(
                 vec![Record::BlockSummary(summary.clone())],
                 Outcome::Ok,
             )?;
-            let id = ids.first().copied().unwrap_or_default();
+            #[expect(
+                clippy::expect_used,
+                reason = "with_derivation returns one id per output, and there is one output"
+            )]
+            let id = ids.first().copied().expect("the summary's id");
             Ok(StageRun {
                 records,
                 output: Some((id, summary)),

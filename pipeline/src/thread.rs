@@ -59,6 +59,7 @@ impl ThreadState {
         thread: &str,
         operators: Option<&Operators>,
     ) -> Result<Self, StoreError> {
+        // default: a thread with no head has no message and no block yet.
         let head = store.thread_head(tenant, thread)?.unwrap_or_default();
         let mut state = Self {
             next_position: head.messages,
@@ -219,7 +220,13 @@ impl ThreadState {
         let mut first = 0usize;
         for block in blocks {
             let len = block.messages.len();
-            let messages = sealed_messages.get(first..first + len).unwrap_or_default();
+            #[expect(
+                clippy::expect_used,
+                reason = "the sealer cuts the blocks from `sealed_messages`, in order"
+            )]
+            let messages = sealed_messages
+                .get(first..first + len)
+                .expect("a block's messages are among those sealed");
             first += len;
             produced.blocks += 1;
             let record = Encoded::new(Record::Block(block.clone()))?;

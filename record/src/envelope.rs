@@ -216,6 +216,7 @@ pub fn peek_kind(envelope: &[u8]) -> Result<RecordKind, DecodeError> {
 /// Decodes an envelope into a record (validating the rkyv body).
 pub fn decode(envelope: &[u8]) -> Result<Record, DecodeError> {
     let kind = peek_kind(envelope)?;
+    // default: never taken, `peek_kind` read the whole header.
     let body = envelope.get(HEADER_LEN..).unwrap_or_default();
     let fail = |e: rancor::BoxedError| DecodeError::InvalidBody {
         kind: kind.name(),

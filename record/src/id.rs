@@ -24,6 +24,7 @@ impl RecordId {
 
     /// Builds an id from a slice of exactly 32 bytes.
     pub fn from_slice(bytes: &[u8]) -> Option<Self> {
+        // default: `None` unless exactly 32 bytes (documented above).
         <[u8; 32]>::try_from(bytes).ok().map(Self)
     }
 

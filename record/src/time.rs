@@ -74,6 +74,7 @@ impl SourceTime {
         let secs = t.offset().local_minus_utc() / 60;
         Self {
             utc_ms: t.timestamp_millis(),
+            // default: never `None`, chrono offsets are under a day (1440 min).
             offset_minutes: i16::try_from(secs).ok(),
         }
     }
@@ -135,6 +136,7 @@ fn parse_expanded_year(text: &str) -> Option<DateTime<FixedOffset>> {
     };
     let t = DateTime::parse_from_str(&stamp, "%Y-%m-%dT%H:%M:%S%.f%:z")
         .or_else(|_| DateTime::parse_from_str(&stamp, "%Y-%m-%dt%H:%M:%S%.f%:z"))
+        // default: not RFC 3339 is `None` (documented).
         .ok()?;
     Some(t)
 }

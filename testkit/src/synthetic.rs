@@ -277,6 +277,7 @@ fn new_thread(rng: &mut Rng, index: u32, tenants: u32, quota: u64) -> (ThreadSta
         remaining: quota,
         position: 0,
         now_ms: EPOCH_START_MS + rng.range(0, 900) * DAY_MS + rng.range(7 * 3600, 20 * 3600) * 1000,
+        // default: never taken, `below` stays under the length.
         offset_minutes: OFFSETS.get(rng.below(OFFSETS.len())).copied().unwrap_or(0),
         user: rng.pick(FIRST_NAMES),
         assistant: rng.pick(ASSISTANTS),
@@ -449,6 +450,7 @@ impl Messages {
         };
         let message = SyntheticMessage {
             tenant: format!("tenant-{:02}", t.tenant),
+            // default: never taken, one name is made per thread.
             thread: self
                 .thread_names
                 .get(t.index as usize)

@@ -55,7 +55,18 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap, HashMap};
 
-use crate::snapshot::{Decoder, Encoder, SnapshotError};
+use crate::snapshot::{Decoder, Encoder, SnapshotError, SnapshotProblem};
+
+// Doc and term numbers are `u32`; they index vectors as `usize`, which is at
+// least 32 bits on every target this builds for (checked here), so the
+// conversion is lossless and needs no fallback.
+const _: () = assert!(usize::BITS >= u32::BITS);
+
+/// A doc or term number as a vector index (lossless, see above).
+#[allow(clippy::cast_possible_truncation)]
+pub(crate) const fn index(n: u32) -> usize {
+    n as usize
+}
 
 /// BM25 term-frequency saturation.
 pub const K1: f64 = 1.2;
@@ -152,7 +163,7 @@ impl Bm25Index {
             match self
                 .terms
                 .get(term)
-                .and_then(|t| usize::try_from(*t).ok())
+                .map(|t| index(*t))
                 .and_then(|t| self.postings.get_mut(t))
             {
                 Some(list) => list.push(posting),
@@ -175,9 +186,7 @@ impl Bm25Index {
     /// Removes a document: from now on it is no candidate and counts in no
     /// statistic. Unknown or already removed docs are ignored.
     pub fn remove(&mut self, doc: u32) {
-        let Ok(i) = usize::try_from(doc) else {
-            return;
-        };
+        let i = index(doc);
         let Some(slot) = self.live.get_mut(i) else {
             return;
         };
@@ -229,9 +238,7 @@ impl Bm25Index {
         if !self.contains(doc) {
             return None;
         }
-        usize::try_from(doc)
-            .ok()
-            .and_then(|i| self.lens.get(i).copied())
+        self.lens.get(index(doc)).copied()
     }
 
     /// Number of distinct terms ever added (terms of removed docs stay
@@ -241,10 +248,7 @@ impl Bm25Index {
     }
 
     fn live_in(live: &[bool], doc: u32) -> bool {
-        usize::try_from(doc)
-            .ok()
-            .and_then(|i| live.get(i).copied())
-            .unwrap_or(false)
+        live.get(index(doc)).copied().unwrap_or(false)
     }
 
     /// Ranks every live doc (the fast path: statistics from running totals;
@@ -294,7 +298,7 @@ impl Bm25Index {
             let Some(list) = self
                 .terms
                 .get(term)
-                .and_then(|t| usize::try_from(*t).ok())
+                .map(|t| index(*t))
                 .and_then(|t| self.postings.get(t))
             else {
                 continue;
@@ -312,7 +316,7 @@ impl Bm25Index {
                 if self.dead > 0 && !live(p.doc) {
                     continue;
                 }
-                let i = usize::try_from(p.doc).unwrap_or(usize::MAX);
+                let i = index(p.doc);
                 let len = self.lens.get(i).copied().unwrap_or(0);
                 if let Some(slot) = acc.get_mut(i) {
                     if *slot == 0.0 {
@@ -325,7 +329,7 @@ impl Bm25Index {
         let mut out: Vec<(u32, f64)> = touched
             .into_iter()
             .filter_map(|d| {
-                let score = acc.get(usize::try_from(d).ok()?).copied()?;
+                let score = acc.get(index(d)).copied()?;
                 (score > 0.0).then_some((d, score))
             })
             .collect();
@@ -368,12 +372,7 @@ impl Bm25Index {
         if n == 0 {
             return Vec::new();
         }
-        let accept = |doc: u32| {
-            usize::try_from(doc)
-                .ok()
-                .and_then(|i| accepted.get(i).copied())
-                .unwrap_or(false)
-        };
+        let accept = |doc: u32| accepted.get(index(doc)).copied().unwrap_or(false);
         let (n, total) = (n as f64, total as f64);
         self.rank(&terms, n, total, &accept)
     }
@@ -398,7 +397,7 @@ impl Bm25Index {
             let Some(list) = self
                 .terms
                 .get(*term)
-                .and_then(|t| usize::try_from(*t).ok())
+                .map(|t| index(*t))
                 .and_then(|t| self.postings.get(t))
             else {
                 continue;
@@ -434,10 +433,9 @@ impl Bm25Index {
                 lanes.get(lane),
                 lanes.get(lane).and_then(|l| l.list.get(pos)),
             ) {
-                let len = usize::try_from(doc)
-                    .ok()
-                    .and_then(|i| self.lens.get(i).copied())
-                    .unwrap_or(0);
+                // default: never taken, a posting's doc is one of `lens`
+                // (`add` and `decode` ensure it).
+                let len = self.lens.get(index(doc)).copied().unwrap_or(0);
                 let s = term_score(l.idf, p.tf, len, avgdl);
                 match current.as_mut() {
                     Some((d, acc)) if *d == doc => *acc += s,
@@ -481,7 +479,7 @@ impl Bm25Index {
         e.len(self.dead);
         let mut names: Vec<&str> = vec![""; self.terms.len()];
         for (term, n) in &self.terms {
-            if let Some(slot) = usize::try_from(*n).ok().and_then(|i| names.get_mut(i)) {
+            if let Some(slot) = names.get_mut(index(*n)) {
                 *slot = term.as_str();
             }
         }
@@ -517,49 +515,57 @@ impl Bm25Index {
         for i in 0..removed {
             let delta = d.u32()?;
             if i > 0 && delta == 0 {
-                return Err(d.invalid("removed docs not ascending"));
+                return Err(d.invalid(SnapshotProblem::RemovedNotAscending { after: doc }));
             }
-            doc = doc
-                .checked_add(delta)
-                .ok_or_else(|| d.invalid("removed doc overflows"))?;
-            let slot = usize::try_from(doc)
-                .ok()
-                .and_then(|i| live.get_mut(i))
-                .ok_or_else(|| d.invalid(format!("removed doc {doc} unknown")))?;
+            doc = doc.checked_add(delta).ok_or_else(|| {
+                d.invalid(SnapshotProblem::RemovedOverflows { after: doc, delta })
+            })?;
+            let slot = live
+                .get_mut(index(doc))
+                .ok_or_else(|| d.invalid(SnapshotProblem::RemovedUnknown { doc, docs }))?;
             *slot = false;
-            live_total_len -= lens
-                .get(usize::try_from(doc).unwrap_or(usize::MAX))
-                .copied()
-                .map_or(0, u64::from);
+            live_total_len -= lens.get(index(doc)).copied().map_or(0, u64::from);
         }
         let dead = d.count(0)?;
         if dead > removed {
-            return Err(d.invalid("more pending removals than removed docs"));
+            return Err(d.invalid(SnapshotProblem::PendingRemovals {
+                pending: dead,
+                removed,
+            }));
         }
         let term_count = d.count(2)?;
         let mut terms = HashMap::with_capacity(term_count);
         let mut postings = Vec::with_capacity(term_count);
         for t in 0..term_count {
             let name = d.string()?;
-            let n = u32::try_from(t).map_err(|_| d.invalid("too many terms"))?;
-            if terms.insert(name, n).is_some() {
-                return Err(d.invalid("term repeated"));
+            let n = u32::try_from(t).map_err(|_| {
+                d.invalid(SnapshotProblem::TooManyRows {
+                    table: "terms",
+                    row: t,
+                })
+            })?;
+            if terms.contains_key(&name) {
+                return Err(d.invalid(SnapshotProblem::Repeated {
+                    table: "term",
+                    name,
+                }));
             }
+            terms.insert(name, n);
             let count = d.count(2)?;
             let mut list = Vec::with_capacity(count);
             let mut doc = 0u32;
             for i in 0..count {
                 let delta = d.u32()?;
                 if i > 0 && delta == 0 {
-                    return Err(d.invalid("postings not sorted by doc"));
+                    return Err(d.invalid(SnapshotProblem::PostingsNotSorted { after: doc }));
                 }
-                doc = doc
-                    .checked_add(delta)
-                    .ok_or_else(|| d.invalid("posting doc overflows"))?;
-                match usize::try_from(doc).ok().and_then(|i| live.get(i)) {
-                    None => return Err(d.invalid(format!("posting of unknown doc {doc}"))),
+                doc = doc.checked_add(delta).ok_or_else(|| {
+                    d.invalid(SnapshotProblem::PostingOverflows { after: doc, delta })
+                })?;
+                match live.get(index(doc)) {
+                    None => return Err(d.invalid(SnapshotProblem::PostingUnknownDoc { doc, docs })),
                     Some(false) if dead == 0 => {
-                        return Err(d.invalid("posting of a removed doc after compaction"));
+                        return Err(d.invalid(SnapshotProblem::PostingOfRemovedDoc { doc }));
                     }
                     Some(_) => {}
                 }
@@ -582,6 +588,28 @@ impl Bm25Index {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_removed_doc_out_of_range_names_the_doc_and_the_doc_count() {
+        let mut e = Encoder::new();
+        e.len(1); // one doc
+        e.u32(3); // of 3 tokens
+        e.len(1); // one removed doc
+        e.u32(5); // doc 5
+        let bytes = e.finish();
+        let err = Bm25Index::decode(&mut Decoder::new(&bytes)).err();
+        assert_eq!(
+            err,
+            Some(SnapshotError::Invalid {
+                at: 4,
+                what: SnapshotProblem::RemovedUnknown { doc: 5, docs: 1 },
+            })
+        );
+        assert_eq!(
+            err.map(|e| e.to_string()).as_deref(),
+            Some("snapshot invalid at byte 4: removed doc 5 unknown")
+        );
+    }
 
     /// `search_top` equals `search_all` truncated, bit for bit, on random
     /// corpora with removed documents.

@@ -59,7 +59,7 @@ use super::bm25::{Bm25Index, NO_DOC};
 use super::rrf::{RRF_K, rrf};
 use super::tokenizer::{fuzzy_match, normalize, tokens, weighted_tokens};
 use crate::event_status::EventStatus;
-use crate::snapshot::{Decoder, Encoder, SnapshotError};
+use crate::snapshot::{Decoder, Encoder, SnapshotError, SnapshotProblem};
 
 /// Default number of results.
 pub const DEFAULT_EVENT_LIMIT: usize = 6;
@@ -100,7 +100,7 @@ pub fn event_fields(e: &Event) -> Vec<(String, u32)> {
         e.narrative.clone(),
         t.participants.join(" "),
         t.event_type.name().to_owned(),
-        // No original text: nothing of it to index.
+        // default: no original text, nothing of it to index.
         t.original_text.clone().unwrap_or_default(),
         happened.join(" "),
     ];
@@ -375,12 +375,7 @@ impl EventIndex {
         };
 
         // Step 3: BM25 over the candidates, ties by id.
-        let id_of = |doc: u32| {
-            usize::try_from(doc)
-                .ok()
-                .and_then(|i| self.by_doc.get(i))
-                .map(|(id, _)| *id)
-        };
+        let id_of = |doc: u32| self.by_doc.get(super::bm25::index(doc)).map(|(id, _)| *id);
         let only_bm25 = !any_filter && !query_tokens.is_empty();
         let hits = match thread {
             // A plain text query over every event: only the top `limit`
@@ -388,16 +383,15 @@ impl EventIndex {
             None if only_bm25 => self.bm25.search_top_by(&query_tokens, limit, &id_of),
             None => self.bm25.search_all(&query_tokens),
             Some(t) => self.bm25.search(&query_tokens, &|doc| {
-                usize::try_from(doc)
-                    .ok()
-                    .and_then(|i| self.by_doc.get(i))
+                self.by_doc
+                    .get(super::bm25::index(doc))
                     .is_some_and(|(_, th)| *th == t)
             }),
         };
         let mut scored: Vec<(RecordId, f64)> = hits
             .into_iter()
             .filter_map(|(doc, s)| {
-                let i = usize::try_from(doc).ok()?;
+                let i = super::bm25::index(doc);
                 self.by_doc.get(i).map(|(id, _)| (*id, s))
             })
             .collect();
@@ -475,7 +469,7 @@ impl EventIndex {
     pub fn encode(&self, e: &mut Encoder) -> Result<(), EncodeError> {
         let mut threads: Vec<&str> = vec![""; self.threads.len()];
         for (name, n) in &self.threads {
-            if let Some(slot) = usize::try_from(*n).ok().and_then(|i| threads.get_mut(i)) {
+            if let Some(slot) = threads.get_mut(super::bm25::index(*n)) {
                 *slot = name.as_str();
             }
         }
@@ -504,10 +498,21 @@ impl EventIndex {
         let thread_count = d.count(1)?;
         let mut threads = BTreeMap::new();
         for n in 0..thread_count {
-            let n = u32::try_from(n).map_err(|_| d.invalid("too many threads"))?;
-            if threads.insert(d.string()?, n).is_some() {
-                return Err(d.invalid("thread repeated"));
+            let row = n;
+            let n = u32::try_from(n).map_err(|_| {
+                d.invalid(SnapshotProblem::TooManyRows {
+                    table: "threads",
+                    row,
+                })
+            })?;
+            let name = d.string()?;
+            if threads.contains_key(&name) {
+                return Err(d.invalid(SnapshotProblem::Repeated {
+                    table: "thread",
+                    name,
+                }));
             }
+            threads.insert(name, n);
         }
         let count = d.count(32)?;
         let mut entries = BTreeMap::new();
@@ -516,21 +521,26 @@ impl EventIndex {
             let event = match decode(d.bytes()?) {
                 Ok(Record::Event(event)) => event,
                 Ok(other) => {
-                    return Err(
-                        d.invalid(format!("{} record where an event was", other.kind().name()))
-                    );
+                    return Err(d.invalid(SnapshotProblem::NotAnEvent {
+                        kind: other.kind().name(),
+                    }));
                 }
-                Err(err) => return Err(d.invalid(format!("event {id}: {err}"))),
+                Err(error) => return Err(d.invalid(SnapshotProblem::Event { id, error })),
             };
-            let status = status_from_code(d.u8()?).ok_or_else(|| d.invalid("event status"))?;
+            let code = d.u8()?;
+            let status = status_from_code(code)
+                .ok_or_else(|| d.invalid(SnapshotProblem::EventStatus { code }))?;
             let thread = d.string()?;
             let weight = d.f64()?;
             let bm25 = match d.u64()? {
                 0 => None,
-                n => Some(u32::try_from(n - 1).map_err(|_| d.invalid("doc number"))?),
+                n => Some(
+                    u32::try_from(n - 1)
+                        .map_err(|_| d.invalid(SnapshotProblem::DocNumber { value: n }))?,
+                ),
             };
             if status.is_hidden() && bm25.is_some() {
-                return Err(d.invalid("forgotten or removed event in BM25"));
+                return Err(d.invalid(SnapshotProblem::HiddenEventIndexed { id }));
             }
             let doc = EventDoc {
                 id,
@@ -540,7 +550,7 @@ impl EventIndex {
                 weight,
             };
             if entries.insert(id, Entry { doc, bm25 }).is_some() {
-                return Err(d.invalid(format!("event {id} repeated")));
+                return Err(d.invalid(SnapshotProblem::EventRepeated { id }));
             }
         }
         let bm25 = Bm25Index::decode(d)?;
@@ -549,21 +559,25 @@ impl EventIndex {
         let mut indexed = 0usize;
         for entry in entries.values() {
             let Some(n) = entry.bm25 else { continue };
-            let thread = threads
-                .get(&entry.doc.thread)
-                .copied()
-                .ok_or_else(|| d.invalid("indexed event of an unknown thread"))?;
-            let slot = usize::try_from(n).ok().and_then(|i| by_doc.get_mut(i));
+            let thread = threads.get(&entry.doc.thread).copied().ok_or_else(|| {
+                d.invalid(SnapshotProblem::UnknownThread {
+                    thread: entry.doc.thread.clone(),
+                })
+            })?;
+            let slot = by_doc.get_mut(super::bm25::index(n));
             match slot {
                 Some(slot) if bm25.contains(n) && slot.1 == u32::MAX => {
                     *slot = (entry.doc.id, thread);
                     indexed += 1;
                 }
-                _ => return Err(d.invalid(format!("doc {n} is not one live doc of one event"))),
+                _ => return Err(d.invalid(SnapshotProblem::NotOneLiveDoc { doc: n })),
             }
         }
         if indexed != bm25.len() {
-            return Err(d.invalid("live docs without an event"));
+            return Err(d.invalid(SnapshotProblem::UnclaimedDocs {
+                live: bm25.len(),
+                claimed: indexed,
+            }));
         }
         Ok(Self {
             entries,

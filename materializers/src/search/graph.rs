@@ -28,7 +28,7 @@ use strataflow_record::record::{NodeKey, NodeType};
 use super::bm25::Bm25Index;
 use super::tokenizer::{tokens, weighted_tokens};
 use crate::graph_state::{GraphState, NodeState};
-use crate::snapshot::{Decoder, Encoder, SnapshotError};
+use crate::snapshot::{Decoder, Encoder, SnapshotError, SnapshotProblem};
 
 /// Default number of results.
 pub const DEFAULT_GRAPH_LIMIT: usize = 8;
@@ -168,7 +168,7 @@ impl GraphIndex {
         }
         let mut out = Vec::new();
         for (doc, score) in self.bm25.search_all(&query_tokens) {
-            let Some(node) = usize::try_from(doc).ok().and_then(|i| self.nodes.get(i)) else {
+            let Some(node) = self.nodes.get(super::bm25::index(doc)) else {
                 continue;
             };
             let matched_fields: Vec<&'static str> = node
@@ -223,7 +223,7 @@ impl GraphIndex {
             let node_type = NODE_TYPES
                 .into_iter()
                 .find(|t| t.rank() == rank)
-                .ok_or_else(|| d.invalid(format!("node type {rank}")))?;
+                .ok_or_else(|| d.invalid(SnapshotProblem::NodeType { rank }))?;
             let name = d.string()?;
             let mut fields = Vec::with_capacity(GRAPH_FIELD_WEIGHTS.len());
             for (field, _) in GRAPH_FIELD_WEIGHTS {
@@ -241,7 +241,11 @@ impl GraphIndex {
         }
         let bm25 = Bm25Index::decode(d)?;
         if bm25.doc_count() != nodes.len() || bm25.len() != nodes.len() {
-            return Err(d.invalid("graph nodes and BM25 docs differ"));
+            return Err(d.invalid(SnapshotProblem::GraphDocs {
+                nodes: nodes.len(),
+                docs: bm25.doc_count(),
+                live: bm25.len(),
+            }));
         }
         Ok(Self { nodes, bm25 })
     }

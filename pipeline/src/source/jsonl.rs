@@ -33,6 +33,7 @@ pub fn parse_line(file: &str, line: usize, text: &str) -> Result<MessageInput, I
         path: None,
     };
     let obj = read_fields(text).map_err(|problem| InputError::item(&at, problem))?;
+    // default: no `tenant` is the default tenant "" (README input format).
     let tenant = optional_string(&obj, &at, "tenant")?.unwrap_or_default();
     check_name(&at, "tenant", &tenant, true)?;
     let thread = required_string(&obj, &at, "thread")?;

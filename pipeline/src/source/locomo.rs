@@ -39,6 +39,7 @@ pub fn read(path: &Path, tenant: &str) -> Result<Vec<SourceItem>, SourceError> {
         file: file.clone(),
         source,
     })?;
+    // default: a path without a file name gives thread names without a stem.
     let stem = path
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())

@@ -112,6 +112,7 @@ impl MessageInput {
             .tool_calls
             .iter()
             .map(|c| {
+                // default: tool-call text that is not JSON is shown as null.
                 let parse = |t: &Option<String>| {
                     t.as_deref()
                         .and_then(|t| serde_json::from_str::<serde_json::Value>(t).ok())

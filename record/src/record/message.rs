@@ -70,6 +70,7 @@ pub struct ToolCall {
 impl serde::Serialize for ToolCall {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;
+        // default: text that is not JSON is written as a JSON string.
         let json = |text: &Option<String>| {
             text.as_deref()
                 .map(|t| serde_json::from_str::<serde_json::Value>(t).unwrap_or_else(|_| t.into()))
