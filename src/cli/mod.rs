@@ -58,10 +58,13 @@ impl From<MemoryError> for Failure {
             }
             _ => 1,
         };
-        Self {
-            message: e.to_string(),
-            status,
+        let mut message = e.to_string();
+        if matches!(e, MemoryError::Store(StoreError::InUse { .. })) {
+            message.push_str(
+                "; if that process is `strataflow serve`, run read commands against it with --server URL",
+            );
         }
+        Self { message, status }
     }
 }
 

@@ -18,7 +18,7 @@ fn a_second_process_is_refused_quickly() {
     assert_eq!(
         err.trim(),
         format!(
-            "error: data directory {} is in use by another strataflow process (only one process may open it at a time)",
+            "error: data directory {} is in use by another strataflow process (only one process may open it at a time); if that process is `strataflow serve`, run read commands against it with --server URL",
             dir.path().display()
         )
     );
