@@ -145,7 +145,7 @@ fn build_messages() -> Vec<Record> {
                 thread: format!("locomo-26-{t:02}"),
                 external_id: format!("{}#{i}", u.dia_id),
                 position,
-                role: if position % 2 == 0 {
+                role: if position.is_multiple_of(2) {
                     Role::User
                 } else {
                     Role::Assistant

@@ -247,15 +247,15 @@ impl Store {
                 Ok(kind) => self.indexed_id(kind, seq)?,
                 Err(_) => self.recorded_id_any_kind(seq)?,
             };
-            if let Some(recorded) = recorded {
-                if recorded != actual {
-                    report.problems.push(AuditProblem::HashMismatch {
-                        seq,
-                        recorded,
-                        actual,
-                    });
-                    continue;
-                }
+            if let Some(recorded) = recorded
+                && recorded != actual
+            {
+                report.problems.push(AuditProblem::HashMismatch {
+                    seq,
+                    recorded,
+                    actual,
+                });
+                continue;
             }
             let record = match decode(&bytes) {
                 Ok(r) => r,
@@ -276,18 +276,18 @@ impl Store {
                     indexed_seq,
                 });
             }
-            if let Record::ModelCall(call) = &record {
-                if let Entry::Vacant(first) = first_calls.entry(call.request_hash) {
-                    first.insert(seq);
-                    let indexed_seq = self.model_call_seq(&call.request_hash)?;
-                    if indexed_seq != Some(seq) {
-                        report.problems.push(AuditProblem::ModelCallIndexMismatch {
-                            seq,
-                            id: actual,
-                            request_hash: call.request_hash,
-                            indexed_seq,
-                        });
-                    }
+            if let Record::ModelCall(call) = &record
+                && let Entry::Vacant(first) = first_calls.entry(call.request_hash)
+            {
+                first.insert(seq);
+                let indexed_seq = self.model_call_seq(&call.request_hash)?;
+                if indexed_seq != Some(seq) {
+                    report.problems.push(AuditProblem::ModelCallIndexMismatch {
+                        seq,
+                        id: actual,
+                        request_hash: call.request_hash,
+                        indexed_seq,
+                    });
                 }
             }
             for parent in record.parents() {

@@ -438,14 +438,15 @@ fn ranges(losses: &[(u64, LossReason, Option<RecordKind>)]) -> Vec<LostRange> {
     let mut out: Vec<LostRange> = Vec::new();
     for (seq, reason, kind) in losses {
         let kind = kind.map(RecordKind::name);
-        if let Some(last) = out.last_mut() {
-            if last.to + 1 == *seq && last.reason == *reason {
-                last.to = *seq;
-                if last.kind != kind {
-                    last.kind = None;
-                }
-                continue;
+        if let Some(last) = out.last_mut()
+            && last.to + 1 == *seq
+            && last.reason == *reason
+        {
+            last.to = *seq;
+            if last.kind != kind {
+                last.kind = None;
             }
+            continue;
         }
         out.push(LostRange {
             from: *seq,

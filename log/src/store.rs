@@ -313,13 +313,13 @@ impl Store {
             damage: Box::new(damage),
         };
         let manifest = Manifest::load(&self.path).map_err(|e| damaged(Damage::Manifest(e)))?;
-        if let Some(m) = &manifest {
-            if last < m.last_seq {
-                return Err(damaged(Damage::MissingRecords {
-                    found: last,
-                    expected: m.last_seq,
-                }));
-            }
+        if let Some(m) = &manifest
+            && last < m.last_seq
+        {
+            return Err(damaged(Damage::MissingRecords {
+                found: last,
+                expected: m.last_seq,
+            }));
         }
         if last > 0 {
             let first = match self.records.first_key_value() {
@@ -874,12 +874,12 @@ impl Store {
         let mut out = Vec::new();
         for guard in self.ids.prefix(&bytes) {
             let key = guard.key().map_err(|e| self.storage(e))?;
-            if let Some(id) = RecordId::from_slice(&key) {
-                if id.to_hex().starts_with(hex_prefix) {
-                    out.push(id);
-                    if out.len() >= limit {
-                        break;
-                    }
+            if let Some(id) = RecordId::from_slice(&key)
+                && id.to_hex().starts_with(hex_prefix)
+            {
+                out.push(id);
+                if out.len() >= limit {
+                    break;
                 }
             }
         }
@@ -1027,10 +1027,10 @@ impl Store {
         let mut out = Vec::new();
         for entry in self.children(parent) {
             let (_, k, id) = entry?;
-            if k == kind {
-                if let Some(r) = self.get(&id)? {
-                    out.push(r);
-                }
+            if k == kind
+                && let Some(r) = self.get(&id)?
+            {
+                out.push(r);
             }
         }
         Ok(out)

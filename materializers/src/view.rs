@@ -367,13 +367,12 @@ impl Materialized for GraphMembership {
     rkyv_encoding!();
 
     fn apply(&mut self, _id: &RecordId, record: &Record) {
-        if let Record::Derivation(d) = record {
-            if d.operator == self.projector
-                && Some(d.config_hash) == self.config
-                && d.outcome == strataflow_record::record::Outcome::Ok
-            {
-                self.assertions.extend(d.outputs.iter().copied());
-            }
+        if let Record::Derivation(d) = record
+            && d.operator == self.projector
+            && Some(d.config_hash) == self.config
+            && d.outcome == strataflow_record::record::Outcome::Ok
+        {
+            self.assertions.extend(d.outputs.iter().copied());
         }
     }
 
@@ -470,13 +469,13 @@ impl Materialized for BlockLevelsState {
                 }
             }
             Record::Governance(g) => {
-                if let GovernanceAction::ExpandBlock { level } = g.action {
-                    if let Some(thread) = self.threads.get(&g.target).cloned() {
-                        self.inputs
-                            .entry(thread)
-                            .or_default()
-                            .push((g.target, Some(level)));
-                    }
+                if let GovernanceAction::ExpandBlock { level } = g.action
+                    && let Some(thread) = self.threads.get(&g.target).cloned()
+                {
+                    self.inputs
+                        .entry(thread)
+                        .or_default()
+                        .push((g.target, Some(level)));
                 }
             }
             _ => {}

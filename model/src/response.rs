@@ -92,20 +92,20 @@ pub fn usage_of(completion: &Value) -> TokenUsage {
 /// block if it parses, else the whole text if it is an object, else the
 /// first balanced `{…}` that parses.
 fn json_in_text(text: &str) -> Option<Value> {
-    if let Some(fenced) = fenced_block(text) {
-        if let Ok(value) = serde_json::from_str(fenced) {
-            return Some(value);
-        }
+    if let Some(fenced) = fenced_block(text)
+        && let Ok(value) = serde_json::from_str(fenced)
+    {
+        return Some(value);
     }
     if let Ok(value @ Value::Object(_)) = serde_json::from_str(text.trim()) {
         return Some(value);
     }
     let bytes = text.as_bytes();
     for (start, _) in text.match_indices('{') {
-        if let Some(end) = balanced_end(bytes, start) {
-            if let Some(Ok(value)) = text.get(start..=end).map(serde_json::from_str::<Value>) {
-                return Some(value);
-            }
+        if let Some(end) = balanced_end(bytes, start)
+            && let Some(Ok(value)) = text.get(start..=end).map(serde_json::from_str::<Value>)
+        {
+            return Some(value);
         }
     }
     None

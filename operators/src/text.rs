@@ -450,10 +450,10 @@ pub fn clip(text: &str, max: usize) -> String {
         return text.to_owned();
     }
     let mut out: String = text.chars().take(max.saturating_sub(1)).collect();
-    if let Some(space) = out.rfind(' ') {
-        if space > max / 2 {
-            out.truncate(space);
-        }
+    if let Some(space) = out.rfind(' ')
+        && space > max / 2
+    {
+        out.truncate(space);
     }
     let trimmed = out.trim_end_matches([',', ';', ':', ' ', '-', '–']);
     format!("{trimmed}…")

@@ -125,7 +125,7 @@ pub fn ingest(
             };
             for item in source.items()? {
                 checked.expected += 1;
-                if checked.expected % VALIDATE_PROGRESS_EVERY == 0 {
+                if checked.expected.is_multiple_of(VALIDATE_PROGRESS_EVERY) {
                     progress(&checked);
                 }
                 let problem = match item? {

@@ -465,7 +465,7 @@ mod tests {
             tenant: "x".into(),
             thread: thread.into(),
             external_id: format!("m{n}"),
-            role: if n % 2 == 0 {
+            role: if n.is_multiple_of(2) {
                 Role::User
             } else {
                 Role::Assistant

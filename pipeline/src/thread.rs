@@ -118,10 +118,10 @@ impl ThreadState {
         let (sop, sconfig) = (ops.summarizer.id(), ops.summarizer.config_hash());
         if let Some(latest) = blocks.first() {
             let done = stage_state(store, latest, &sop, &sconfig, None)?.done;
-            if let Some(id) = done.and_then(|d| d.outputs.first().copied()) {
-                if let Some(Record::BlockSummary(s)) = store.get(&id)?.map(|s| s.record) {
-                    self.previous_key_points = Some(s.key_points);
-                }
+            if let Some(id) = done.and_then(|d| d.outputs.first().copied())
+                && let Some(Record::BlockSummary(s)) = store.get(&id)?.map(|s| s.record)
+            {
+                self.previous_key_points = Some(s.key_points);
             }
         }
         let (eop, econfig) = (ops.extractor.id(), ops.extractor.config_hash());

@@ -192,10 +192,10 @@ fn run(cli: Cli) -> Result<(), Failure> {
         } => {
             // `gen` uses no data directory: its output is kept out of one
             // only when `--data` names an existing store.
-            if let Some(path) = &output {
-                if strataflow::log::integrity::looks_like_store(&dir) {
-                    paths::check_output("-o", path, &[], &dir)?;
-                }
+            if let Some(path) = &output
+                && strataflow::log::integrity::looks_like_store(&dir)
+            {
+                paths::check_output("-o", path, &[], &dir)?;
             }
             let options = strataflow_testkit::synthetic::SyntheticOptions {
                 messages,

@@ -36,14 +36,14 @@ pub fn check_output(
             )));
         }
     }
-    if let Ok(data) = resolve(data_dir) {
-        if resolved.starts_with(&data) {
-            return Err(Refusal(format!(
-                "{what} {} lies inside the data directory {}",
-                output.display(),
-                data_dir.display()
-            )));
-        }
+    if let Ok(data) = resolve(data_dir)
+        && resolved.starts_with(&data)
+    {
+        return Err(Refusal(format!(
+            "{what} {} lies inside the data directory {}",
+            output.display(),
+            data_dir.display()
+        )));
     }
     Ok(())
 }

@@ -12,8 +12,11 @@ use super::{EXIT_USAGE, Failure};
 /// How long a request may take.
 const TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
 
+/// A request to the server: method, path with query, JSON body.
+type Request = (&'static str, String, Option<Value>);
+
 /// The request a command makes, or `None` when it cannot run remotely.
-fn request_of(command: &Command) -> Result<Option<(&'static str, String, Option<Value>)>, Failure> {
+fn request_of(command: &Command) -> Result<Option<Request>, Failure> {
     let usage = |message: &str| Failure {
         message: message.to_owned(),
         status: EXIT_USAGE,
@@ -49,14 +52,18 @@ fn request_of(command: &Command) -> Result<Option<(&'static str, String, Option<
                     tenant,
                     profile,
                     ..
-                } => json!({"tenant": tenant_of(tenant), "ref": format!("node:{id}"), "at": at, "profile": profile}),
+                } => {
+                    json!({"tenant": tenant_of(tenant), "ref": format!("node:{id}"), "at": at, "profile": profile})
+                }
                 ExpandCommand::Block {
                     id,
                     tenant,
                     level,
                     profile,
                     ..
-                } => json!({"tenant": tenant_of(tenant), "ref": format!("block:{id}"), "level": level, "profile": profile}),
+                } => {
+                    json!({"tenant": tenant_of(tenant), "ref": format!("block:{id}"), "level": level, "profile": profile})
+                }
             };
             post("/v1/expand", drop_nulls(body))
         }
@@ -65,16 +72,28 @@ fn request_of(command: &Command) -> Result<Option<(&'static str, String, Option<
             tenant,
             profile,
             ..
-        } => get("/v1/context", object(json!({"tenant": tenant_of(tenant), "thread": thread, "profile": profile}))),
+        } => get(
+            "/v1/context",
+            object(json!({"tenant": tenant_of(tenant), "thread": thread, "profile": profile})),
+        ),
         Command::Events {
             thread,
             tenant,
             profile,
             ..
-        } => get("/v1/events", object(json!({"tenant": tenant_of(tenant), "thread": thread, "profile": profile}))),
+        } => get(
+            "/v1/events",
+            object(json!({"tenant": tenant_of(tenant), "thread": thread, "profile": profile})),
+        ),
         Command::Graph {
-            tenant, at, profile, ..
-        } => get("/v1/graph", object(json!({"tenant": tenant_of(tenant), "at": at, "profile": profile}))),
+            tenant,
+            at,
+            profile,
+            ..
+        } => get(
+            "/v1/graph",
+            object(json!({"tenant": tenant_of(tenant), "at": at, "profile": profile})),
+        ),
         Command::Blocks { thread, tenant, .. } => get(
             "/v1/blocks",
             object(json!({"tenant": tenant_of(tenant), "thread": thread})),
@@ -86,13 +105,17 @@ fn request_of(command: &Command) -> Result<Option<(&'static str, String, Option<
         Command::Stats { .. } => get("/v1/stats", Map::new()),
         Command::Status { profile, .. } => {
             if profile.is_some() {
-                return Err(usage("status --profile cannot run against --server (it reports the default profile)"));
+                return Err(usage(
+                    "status --profile cannot run against --server (it reports the default profile)",
+                ));
             }
             get("/v1/status", Map::new())
         }
         Command::Views { tenant, verify, .. } => {
             if *verify {
-                return Err(usage("views --verify rebuilds every view: run it on the data directory, not against --server"));
+                return Err(usage(
+                    "views --verify rebuilds every view: run it on the data directory, not against --server",
+                ));
             }
             get("/v1/views", object(json!({"tenant": tenant})))
         }
@@ -113,7 +136,10 @@ fn request_of(command: &Command) -> Result<Option<(&'static str, String, Option<
             })),
         ),
         Command::Use {
-            batch, tenant, refs, ..
+            batch,
+            tenant,
+            refs,
+            ..
         } => post(
             "/v1/use",
             drop_nulls(json!({"tenant": tenant_of(tenant), "batch": batch, "refs": refs})),
@@ -139,7 +165,12 @@ fn object(value: Value) -> Map<String, Value> {
 }
 
 fn drop_nulls(value: Value) -> Value {
-    Value::Object(object(value).into_iter().filter(|(_, v)| !v.is_null()).collect())
+    Value::Object(
+        object(value)
+            .into_iter()
+            .filter(|(_, v)| !v.is_null())
+            .collect(),
+    )
 }
 
 fn govern_body(a: &GovernArgs) -> Value {
@@ -149,7 +180,8 @@ fn govern_body(a: &GovernArgs) -> Value {
 fn search_body(a: &SearchArgs) -> Result<Value, Failure> {
     if a.queries.is_some() {
         return Err(Failure {
-            message: "search --queries cannot run against --server: send one query per request".into(),
+            message: "search --queries cannot run against --server: send one query per request"
+                .into(),
             status: EXIT_USAGE,
         });
     }
@@ -227,10 +259,19 @@ pub fn run(
     }
     let message = serde_json::from_str::<Value>(&text)
         .ok()
-        .and_then(|v| v["error"]["message"].as_str().map(str::to_owned))
+        .and_then(|v| {
+            v.get("error")
+                .and_then(|e| e.get("message"))
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        })
         .unwrap_or_else(|| text.trim().to_owned());
     Err(Failure {
         message: format!("server answered {}: {message}", status.as_u16()),
-        status: if status.as_u16() == 400 { EXIT_USAGE } else { 1 },
+        status: if status.as_u16() == 400 {
+            EXIT_USAGE
+        } else {
+            1
+        },
     })
 }

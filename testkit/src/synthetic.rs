@@ -425,7 +425,7 @@ impl Iterator for Messages {
 impl Messages {
     /// The next message of one thread, advancing its state.
     fn step(&mut self, t: &mut ThreadState) -> SyntheticMessage {
-        let user_turn = t.position % 2 == 0;
+        let user_turn = t.position.is_multiple_of(2);
         // Time: a reply comes seconds to minutes after its question; the
         // next question minutes later, or hours to days later when a new
         // session starts.

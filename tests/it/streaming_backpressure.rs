@@ -37,7 +37,11 @@ impl Summarizer for Gated {
 }
 
 fn message(i: usize) -> String {
-    let role = if i % 2 == 0 { "user" } else { "assistant" };
+    let role = if i.is_multiple_of(2) {
+        "user"
+    } else {
+        "assistant"
+    };
     serde_json::json!({
         "thread": "t", "id": format!("m{i}"), "role": role,
         "content": format!("Message {i}: we talked about the trip to Porto."),

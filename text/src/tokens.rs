@@ -68,10 +68,8 @@ pub fn words(text: &str) -> Vec<Token<'_>> {
             && chars.peek().is_some_and(|&(_, n)| n.is_alphanumeric());
         if c.is_alphanumeric() {
             start.get_or_insert(at);
-        } else if !inner_apostrophe {
-            if let Some(from) = start.take() {
-                out.extend(token(text, from, at));
-            }
+        } else if !inner_apostrophe && let Some(from) = start.take() {
+            out.extend(token(text, from, at));
         }
     }
     if let Some(from) = start {

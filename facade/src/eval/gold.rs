@@ -123,10 +123,10 @@ pub fn gold_period(answer: &str, default_year: i32) -> Option<Period> {
         return Some(day(d));
     }
     let words: Vec<&str> = a.split([' ', ',']).filter(|w| !w.is_empty()).collect();
-    if let [m, y] = words.as_slice() {
-        if let (Some(m), Ok(y)) = (month_number(m), y.parse::<i32>()) {
-            return Some(month_of(y, m));
-        }
+    if let [m, y] = words.as_slice()
+        && let (Some(m), Ok(y)) = (month_number(m), y.parse::<i32>())
+    {
+        return Some(month_of(y, m));
     }
     parse_date(a, default_year).map(day)
 }

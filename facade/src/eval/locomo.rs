@@ -175,15 +175,15 @@ pub fn evaluate_with(
                     .entry("overall".into())
                     .or_default()
                     .add(hit, full, words);
-                if category == 2 {
-                    if let Some(gold) = gold_period(&q.answer, q.year) {
-                        t.temporal_questions += 1;
-                        let top = hits
-                            .iter()
-                            .find(|h| h.source_messages.iter().any(|m| q.evidence.contains(m)));
-                        if top.is_some_and(|h| contains(h, gold)) {
-                            t.temporal_contains += 1;
-                        }
+                if category == 2
+                    && let Some(gold) = gold_period(&q.answer, q.year)
+                {
+                    t.temporal_questions += 1;
+                    let top = hits
+                        .iter()
+                        .find(|h| h.source_messages.iter().any(|m| q.evidence.contains(m)));
+                    if top.is_some_and(|h| contains(h, gold)) {
+                        t.temporal_contains += 1;
                     }
                 }
             }

@@ -425,10 +425,10 @@ impl Memory {
             tally(&mut extr, block, &e);
             let Some(done) = e.done else { continue };
             out.ready_blocks += 1;
-            if let (Outcome::Ok, Some(first)) = (&done.outcome, done.outputs.first()) {
-                if let Some(p) = projection_state(&self.store, &ops, &done.outputs)? {
-                    tally(&mut proj, *first, &p);
-                }
+            if let (Outcome::Ok, Some(first)) = (&done.outcome, done.outputs.first())
+                && let Some(p) = projection_state(&self.store, &ops, &done.outputs)?
+            {
+                tally(&mut proj, *first, &p);
             }
         }
         out.operators = vec![summ, extr, proj];

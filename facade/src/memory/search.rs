@@ -351,16 +351,16 @@ impl Memory {
             new_events,
         } = pass;
         let applied = self.finish_applied(&mut searcher, new_events)? || applied;
-        if let Some((identity, resumed)) = identity {
-            if applied || resumed.is_none_or(|seq| searcher.last_seq > seq) {
-                let bytes = searcher.encode(&identity)?;
-                self.store.save_view_chunks(
-                    &identity.key,
-                    &searcher.tenant,
-                    searcher.last_seq,
-                    &bytes,
-                )?;
-            }
+        if let Some((identity, resumed)) = identity
+            && (applied || resumed.is_none_or(|seq| searcher.last_seq > seq))
+        {
+            let bytes = searcher.encode(&identity)?;
+            self.store.save_view_chunks(
+                &identity.key,
+                &searcher.tenant,
+                searcher.last_seq,
+                &bytes,
+            )?;
         }
         Ok(searcher)
     }
@@ -632,17 +632,17 @@ impl Filters {
         };
         let from = parse_time("from", r.from.as_deref())?;
         let to = parse_time("to", r.to.as_deref())?;
-        if let (Some(f), Some(t)) = (from, to) {
-            if f > t {
-                return Err(QueryError::InvalidFilter {
-                    field: "from",
-                    // Both are given: they parsed to `f` and `t`.
-                    value: r.from.clone().unwrap_or_default(),
-                    problem: FilterProblem::FromAfterTo,
-                    other: r.to.clone(),
-                }
-                .into());
+        if let (Some(f), Some(t)) = (from, to)
+            && f > t
+        {
+            return Err(QueryError::InvalidFilter {
+                field: "from",
+                // Both are given: they parsed to `f` and `t`.
+                value: r.from.clone().unwrap_or_default(),
+                problem: FilterProblem::FromAfterTo,
+                other: r.to.clone(),
             }
+            .into());
         }
         let participants: Vec<String> = r
             .participants
@@ -772,10 +772,10 @@ impl Searcher {
     /// thread's previous message.
     fn push_raw_doc(&mut self, d: RawDoc) {
         let doc = self.raw_docs.len();
-        if let Some(prev) = self.last_in_thread.insert(d.thread.clone(), doc) {
-            if let Some(slot) = self.next_in_thread.get_mut(prev) {
-                *slot = Some(doc);
-            }
+        if let Some(prev) = self.last_in_thread.insert(d.thread.clone(), doc)
+            && let Some(slot) = self.next_in_thread.get_mut(prev)
+        {
+            *slot = Some(doc);
         }
         self.next_in_thread.push(None);
         self.external.insert(d.id, d.external_id.clone());
@@ -1210,17 +1210,17 @@ impl Searcher {
                 let d = self.raw_docs.get(doc as usize)?;
                 let mut text = d.text.clone();
                 let mut source_messages = vec![d.external_id.clone()];
-                if answers && d.question {
-                    if let Some(next) = self
+                if answers
+                    && d.question
+                    && let Some(next) = self
                         .next_in_thread
                         .get(doc as usize)
                         .copied()
                         .flatten()
                         .and_then(|n| self.raw_docs.get(n))
-                    {
-                        text = format!("{text} {}", next.text);
-                        source_messages.push(next.external_id.clone());
-                    }
+                {
+                    text = format!("{text} {}", next.text);
+                    source_messages.push(next.external_id.clone());
                 }
                 Some(SearchHit {
                     reference: format!("msg:{}", d.id),

@@ -256,13 +256,13 @@ impl Memory {
         }
         // A tenant given twice reports what its first mention did.
         for (i, tenant) in tenants.iter().enumerate() {
-            if let Some(&first) = route.get(tenant.as_str()) {
-                if first != i {
-                    // default: `first` indexes a tenant already pushed to `out`.
-                    let copy = out.get(first).cloned().unwrap_or_default();
-                    if let Some(slot) = out.get_mut(i) {
-                        *slot = copy;
-                    }
+            if let Some(&first) = route.get(tenant.as_str())
+                && first != i
+            {
+                // default: `first` indexes a tenant already pushed to `out`.
+                let copy = out.get(first).cloned().unwrap_or_default();
+                if let Some(slot) = out.get_mut(i) {
+                    *slot = copy;
                 }
             }
         }

@@ -370,10 +370,10 @@ pub(crate) fn files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
             .and_then(|n| n.to_str())
             .and_then(|n| n.strip_suffix(".jnl"))
             .and_then(|n| n.parse::<u64>().ok());
-        if let Some(id) = id {
-            if path.is_file() {
-                found.push((id, path));
-            }
+        if let Some(id) = id
+            && path.is_file()
+        {
+            found.push((id, path));
         }
     }
     found.sort();

@@ -280,10 +280,10 @@ impl EventIndex {
 
     /// Adds an event, or replaces the one with the same id.
     pub fn insert(&mut self, doc: EventDoc) {
-        if let Some(old) = self.entries.remove(&doc.id) {
-            if let Some(d) = old.bm25 {
-                self.bm25.remove(d);
-            }
+        if let Some(old) = self.entries.remove(&doc.id)
+            && let Some(d) = old.bm25
+        {
+            self.bm25.remove(d);
         }
         let bm25 = self.index_doc(&doc);
         self.entries.insert(doc.id, Entry { doc, bm25 });

@@ -639,10 +639,11 @@ fn mentioned_people(sentences: &[String], people: &[String], speaker: &str) -> V
                 (None, true) => Some((*tok).to_owned()),
                 _ => None,
             };
-            if let Some(n) = name {
-                if n != speaker && !out.contains(&n) {
-                    out.push(n);
-                }
+            if let Some(n) = name
+                && n != speaker
+                && !out.contains(&n)
+            {
+                out.push(n);
             }
         }
     }

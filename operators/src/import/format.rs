@@ -283,15 +283,16 @@ pub fn parse_export(text: &str) -> Result<ExternalMemoryExport, ExternalMemoryEr
         }
     };
     let schema_version = root_str("schemaVersion")?;
-    if let Some(v) = &schema_version {
-        if v != FORMAT_V2 && v != FORMAT_V1 {
-            return Err(ExternalMemoryError::SchemaVersion { found: v.clone() });
-        }
+    if let Some(v) = &schema_version
+        && v != FORMAT_V2
+        && v != FORMAT_V1
+    {
+        return Err(ExternalMemoryError::SchemaVersion { found: v.clone() });
     }
-    if let Some(t) = root_str("sourceType")? {
-        if t != SOURCE_TYPE {
-            return Err(ExternalMemoryError::SourceType { found: t });
-        }
+    if let Some(t) = root_str("sourceType")?
+        && t != SOURCE_TYPE
+    {
+        return Err(ExternalMemoryError::SourceType { found: t });
     }
     let (field, list) = match (root.get("candidates"), root.get("events")) {
         (Some(v), _) if !v.is_null() => ("candidates", v),

@@ -343,11 +343,11 @@ impl Parser<'_> {
         let unit = self.hex4()?;
         if (0xD800..0xDC00).contains(&unit) {
             let save = self.pos;
-            if self.eat("\\u").is_some() {
-                if let Some(low) = self.hex4().filter(|low| (0xDC00..0xE000).contains(low)) {
-                    let code = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00);
-                    return Some(char::from_u32(code).unwrap_or('\u{FFFD}'));
-                }
+            if self.eat("\\u").is_some()
+                && let Some(low) = self.hex4().filter(|low| (0xDC00..0xE000).contains(low))
+            {
+                let code = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00);
+                return Some(char::from_u32(code).unwrap_or('\u{FFFD}'));
             }
             self.pos = save;
             return Some('\u{FFFD}');

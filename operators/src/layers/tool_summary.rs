@@ -229,10 +229,10 @@ fn collect_tool_names(value: &JsValue, names: &mut Vec<String>) {
             }
         }
         JsValue::Object(entries) => {
-            if let Some(JsValue::String(name)) = value.get("name") {
-                if value.has("arguments") || value.has("parameters") {
-                    add(name);
-                }
+            if let Some(JsValue::String(name)) = value.get("name")
+                && (value.has("arguments") || value.has("parameters"))
+            {
+                add(name);
             }
             if let Some(JsValue::String(tool)) = value.get("tool") {
                 add(tool);

@@ -307,17 +307,17 @@ impl Batch<'_> {
         let from = time_field(f, "valid_from", offset)?.map(|i| i.start);
         let to = time_field(f, "valid_to", offset)?.map(|i| i.end);
         let from = from.or(default);
-        if let (Some(a), Some(b)) = (from, to) {
-            if b < a {
-                return Err(failed(
-                    f.at(),
-                    format_args!(
-                        "`valid_to` {} is before `valid_from` {}",
-                        b.to_rfc3339(),
-                        a.to_rfc3339()
-                    ),
-                ));
-            }
+        if let (Some(a), Some(b)) = (from, to)
+            && b < a
+        {
+            return Err(failed(
+                f.at(),
+                format_args!(
+                    "`valid_to` {} is before `valid_from` {}",
+                    b.to_rfc3339(),
+                    a.to_rfc3339()
+                ),
+            ));
         }
         Ok((from, to))
     }

@@ -1444,11 +1444,11 @@ fn match_job_loss(ctx: &mut EventCtx, b: &mut Builder, s: &mut Sent) {
                 if let Some(o) = &org {
                     end = o.end;
                 }
-            } else if s.is(j, "as") {
-                if let Some((e, r)) = s.phrase_at(j + 1, 3) {
-                    end = e;
-                    role = Some(r);
-                }
+            } else if s.is(j, "as")
+                && let Some((e, r)) = s.phrase_at(j + 1, 3)
+            {
+                end = e;
+                role = Some(r);
             }
         } else if lost {
             continue;
@@ -1550,12 +1550,12 @@ fn match_work(ctx: &mut EventCtx, b: &mut Builder, s: &mut Sent) {
         ctx.edge(b, subject.as_ref(), &org_key, relation, functional);
         // `working at Google last week as a software engineer`.
         let role_at = (org.end..s.clause(org.end).end.min(org.end + 4)).find(|&k| s.is(k, "as"));
-        if let (Some(subject), Some(k), true) = (subject, role_at, tag != "school") {
-            if let Some((end, role)) = s.phrase_at(k + 1, 3) {
-                s.claim(k..end);
-                let value = if past { format!("former {role}") } else { role };
-                ctx.fact(b, &subject, "occupation", vec![value], FactMode::State);
-            }
+        if let (Some(subject), Some(k), true) = (subject, role_at, tag != "school")
+            && let Some((end, role)) = s.phrase_at(k + 1, 3)
+        {
+            s.claim(k..end);
+            let value = if past { format!("former {role}") } else { role };
+            ctx.fact(b, &subject, "occupation", vec![value], FactMode::State);
         }
     }
 }
@@ -1917,10 +1917,10 @@ fn match_tools(ctx: &mut EventCtx, b: &mut Builder, s: &mut Sent) {
             for name in names {
                 s.claim(name.start..name.end);
                 ctx.non_places.insert(normalize_name(&name.text));
-                if let Some(tool) = ctx.node(b, NodeType::Tool, &name.text, &["tool"]) {
-                    if !negated {
-                        ctx.edge(b, subject.as_ref(), &tool, "uses", false);
-                    }
+                if let Some(tool) = ctx.node(b, NodeType::Tool, &name.text, &["tool"])
+                    && !negated
+                {
+                    ctx.edge(b, subject.as_ref(), &tool, "uses", false);
                 }
             }
             continue;
@@ -1970,23 +1970,25 @@ fn match_tools(ctx: &mut EventCtx, b: &mut Builder, s: &mut Sent) {
             skipped += 1;
         }
         let mut found: Vec<(Span, &str)> = Vec::new();
-        if s.is(k, "from") {
-            if let Some(n) = s.name_at(s.skip_the(k + 1), 3).filter(|n| accept(n)) {
-                k = n.end;
-                found.push((n, "migrating_from"));
-            }
+        if s.is(k, "from")
+            && let Some(n) = s.name_at(s.skip_the(k + 1), 3).filter(|n| accept(n))
+        {
+            k = n.end;
+            found.push((n, "migrating_from"));
         }
-        if s.is(k, "to") {
-            if let Some(n) = s.name_at(s.skip_the(k + 1), 3).filter(|n| accept(n)) {
-                k = n.end;
-                found.push((n, "migrating_to"));
-            }
+        if s.is(k, "to")
+            && let Some(n) = s.name_at(s.skip_the(k + 1), 3).filter(|n| accept(n))
+        {
+            k = n.end;
+            found.push((n, "migrating_to"));
         }
         // `switched to Linear from Jira`.
-        if s.is(k, "from") && found.len() == 1 && !s.is(i + 1, "from") {
-            if let Some(n) = s.name_at(s.skip_the(k + 1), 3).filter(|n| accept(n)) {
-                found.push((n, "migrating_from"));
-            }
+        if s.is(k, "from")
+            && found.len() == 1
+            && !s.is(i + 1, "from")
+            && let Some(n) = s.name_at(s.skip_the(k + 1), 3).filter(|n| accept(n))
+        {
+            found.push((n, "migrating_from"));
         }
         if found.is_empty() {
             continue;
@@ -1996,10 +1998,10 @@ fn match_tools(ctx: &mut EventCtx, b: &mut Builder, s: &mut Sent) {
         for (n, relation) in found {
             s.claim(n.start..n.end);
             ctx.non_places.insert(normalize_name(&n.text));
-            if let Some(tool) = ctx.node(b, NodeType::Tool, &n.text, &["tool"]) {
-                if !negated {
-                    ctx.edge(b, subject.as_ref(), &tool, relation, false);
-                }
+            if let Some(tool) = ctx.node(b, NodeType::Tool, &n.text, &["tool"])
+                && !negated
+            {
+                ctx.edge(b, subject.as_ref(), &tool, relation, false);
             }
         }
         s.claim(i..i + 1);
