@@ -289,7 +289,15 @@ fn one_line(e: &InputError) -> String {
 /// A refusal of the ingester.
 fn stream_error(e: StreamError) -> ApiError {
     match e {
-        StreamError::Conflict { .. } => {
+        // A refused message of a batch: the cause, naming its index.
+        StreamError::InBatch { index, source } => {
+            let cause = stream_error(*source).at_index(index);
+            ApiError {
+                message: format!("message {index}: {}", cause.message),
+                ..cause
+            }
+        }
+        StreamError::Conflict { .. } | StreamError::Twice { .. } => {
             ApiError::new(axum::http::StatusCode::CONFLICT, "conflict", e.to_string())
         }
         StreamError::Closed => ApiError::unavailable("the server is stopping", 1),
