@@ -866,7 +866,17 @@ fn body_limit_and_where_the_server_may_listen() {
             repo_file("examples/data/sample.jsonl").to_str().unwrap(),
         ],
     );
-    let server = Server::start(dir.path(), &["--max-body", "1000"]);
+    let server = Server::start(
+        dir.path(),
+        &[
+            "--max-body",
+            "1000",
+            "--request-timeout",
+            "1",
+            "--min-seq-wait",
+            "5000",
+        ],
+    );
     let before = stats_of(&server, None);
     let big = Value::from(sample()[..20].to_vec()).to_string();
     assert!(big.len() > 1000);
@@ -875,6 +885,17 @@ fn body_limit_and_where_the_server_may_listen() {
         refused(&reply, 413, "too_large");
         assert_eq!(stats_of(&server, None), before, "{path} stored something");
     }
+    // A request past `--request-timeout` (here a `min_seq` wait longer
+    // than it) is answered 503 at the time-out.
+    let started = Instant::now();
+    let reply = server.get("/v1/events?min_seq=1000000", None);
+    refused(&reply, 503, "unavailable");
+    assert_eq!(reply.header("retry-after"), Some("1"), "{reply:?}");
+    let took = started.elapsed();
+    assert!(
+        took >= Duration::from_millis(900) && took < Duration::from_millis(4500),
+        "answered after {took:?}"
+    );
     // Under the limit the same route works.
     let small = server.post("/v1/messages", None, &sample()[0]);
     assert_eq!(small.status, 200, "{small:?}");

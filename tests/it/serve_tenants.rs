@@ -419,6 +419,44 @@ fn a_tenant_key_never_sees_another_tenant() {
         "only {answered} of 1000 requests answered 200"
     );
 
+    // Writes naming B with A's key are 403 too, and store nothing of B.
+    let stats_of_b = || {
+        let mut stats = server.get("/v1/stats", Some(&key_b)).json();
+        stats.as_object_mut().unwrap().remove("bytes_on_disk");
+        stats
+    };
+    let stats_b = stats_of_b();
+    let mut message = messages("amberfox")[0].clone();
+    message["id"] = json!("new-one");
+    let reply = server.post("/v1/messages?tenant=b", Some(&key_a), &message);
+    refused(&reply, 403, "forbidden");
+    message["tenant"] = json!("b");
+    let reply = server.post(
+        "/v1/messages",
+        Some(&key_a),
+        &Value::from(vec![message.clone()]),
+    );
+    assert_eq!(refused(&reply, 403, "forbidden")["index"], 0);
+    let reply = server.request(
+        "POST",
+        "/v1/ingest?tenant=b",
+        Some(&key_a),
+        Some(&message.to_string()),
+    );
+    refused(&reply, 403, "forbidden");
+    let reply = server.request(
+        "POST",
+        "/v1/ingest",
+        Some(&key_a),
+        Some(&message.to_string()),
+    );
+    refused(&reply, 403, "forbidden");
+    assert_eq!(stats_of_b(), stats_b);
+    // `/metrics` spans every tenant: admin only; `/healthz` is open.
+    refused(&server.get("/metrics", Some(&key_a)), 403, "forbidden");
+    refused(&server.get("/metrics", None), 401, "unauthorized");
+    assert_eq!(server.get("/healthz", None).status, 200);
+
     // B's data is intact and still B's.
     let events_b = server.get("/v1/events", Some(&key_b));
     assert!(events_b.body.contains("bluewhale"), "{}", events_b.body);
