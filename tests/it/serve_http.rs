@@ -88,6 +88,25 @@ fn id_of(reference: &str) -> &str {
     reference.split(':').nth(1).unwrap()
 }
 
+/// A bad read: method, path, body, status, code, field.
+type BadRead = (
+    &'static str,
+    &'static str,
+    Option<&'static str>,
+    u16,
+    &'static str,
+    Option<&'static str>,
+);
+
+/// A bad write: body, status, code, index, field.
+type BadWrite = (
+    String,
+    u16,
+    &'static str,
+    Option<usize>,
+    Option<&'static str>,
+);
+
 #[test]
 fn every_read_and_the_protocol_answer_the_cli_json_shapes() {
     let root = tempfile::tempdir().unwrap();
@@ -404,7 +423,7 @@ fn every_read_and_the_protocol_answer_the_cli_json_shapes() {
     );
 
     // Bad paths of the reads: each a one-line JSON error, nothing stored.
-    let bad: Vec<(&str, &str, Option<&str>, u16, &str, Option<&str>)> = vec![
+    let bad: Vec<BadRead> = vec![
         (
             "POST",
             "/v1/search",
@@ -671,7 +690,7 @@ fn writes_store_all_or_nothing_and_refuse_with_index_and_field() {
         m
     };
     let before = stats_of(&server, None);
-    let bad: Vec<(String, u16, &str, Option<usize>, Option<&str>)> = vec![
+    let bad: Vec<BadWrite> = vec![
         ("{\"thread\": ".into(), 400, "malformed_json", None, None),
         (
             "[{\"thread\": \"t\"},".into(),
