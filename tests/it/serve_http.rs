@@ -802,6 +802,23 @@ fn writes_store_all_or_nothing_and_refuse_with_index_and_field() {
         }
         assert_eq!(stats_of(&server, None), before, "{path} stored something");
     }
+    // A line whose external id is stored with other content refuses the
+    // body, naming its line.
+    let conflicting = jsonl(&[
+        lines[70].clone(),
+        with(3, "content", json!("something else entirely")),
+    ]);
+    let reply = server.request("POST", "/v1/ingest", None, Some(&conflicting));
+    let error = refused(&reply, 409, "conflict");
+    assert_eq!(error["index"], 1, "{error}");
+    let message = error["message"].as_str().unwrap();
+    assert!(message.starts_with("line 2: "), "{error}");
+    assert!(message.contains("t1-004"), "{error}");
+    assert_eq!(
+        stats_of(&server, None),
+        before,
+        "a refused ingest stored something"
+    );
     // With skip_invalid the rest is stored and the rejects listed.
     let reply = server.request(
         "POST",
