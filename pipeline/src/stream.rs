@@ -375,7 +375,10 @@ impl Background<'_> {
 
     /// The message stored under `input`'s key, and whether it has the
     /// same content.
-    fn stored(&self, input: &MessageInput) -> Result<Option<(RecordId, bool)>, crate::stage::StageError> {
+    fn stored(
+        &self,
+        input: &MessageInput,
+    ) -> Result<Option<(RecordId, bool)>, crate::stage::StageError> {
         let Some(id) =
             self.store
                 .message_by_external_id(&input.tenant, &input.thread, &input.external_id)?
@@ -405,8 +408,7 @@ impl Background<'_> {
         let mut records = Vec::new();
         let mut outcomes = Vec::with_capacity(units.len());
         // Messages of this group so far, by key: their id and input.
-        let mut group: HashMap<(String, String, String), (RecordId, MessageInput)> =
-            HashMap::new();
+        let mut group: HashMap<(String, String, String), (RecordId, MessageInput)> = HashMap::new();
         for unit in units {
             let inputs = unit.inputs();
             self.stats.read += inputs.len() as u64;
@@ -476,7 +478,10 @@ impl Background<'_> {
                     input.external_id.clone(),
                 );
                 if let Some((id, _)) = group.get(&key) {
-                    acks.push(Acked { id: *id, new: false });
+                    acks.push(Acked {
+                        id: *id,
+                        new: false,
+                    });
                     self.stats.already_stored += 1;
                     continue;
                 }
@@ -493,10 +498,7 @@ impl Background<'_> {
                     self.threads.insert(thread.clone(), loaded);
                 }
                 #[expect(clippy::expect_used, reason = "the thread was inserted just above")]
-                let state = self
-                    .threads
-                    .get_mut(&thread)
-                    .expect("thread state loaded");
+                let state = self.threads.get_mut(&thread).expect("thread state loaded");
                 let produced = state.push(self.store, input, &self.options.sealer, ops)?;
                 self.stats.failed_runs += produced.failed_runs;
                 #[expect(

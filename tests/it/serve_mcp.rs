@@ -38,7 +38,10 @@ fn check(seen: &serde_json::Value) {
         "remember", "search", "expand", "context", "assess", "use", "forget", "events", "graph",
         "status",
     ] {
-        assert!(tools.contains(&required), "no `{required}` tool in {tools:?}");
+        assert!(
+            tools.contains(&required),
+            "no `{required}` tool in {tools:?}"
+        );
     }
     let error = seen["bad_argument_error"].as_str().unwrap();
     assert!(error.contains("`limit`"), "{error}");
@@ -47,7 +50,14 @@ fn check(seen: &serde_json::Value) {
 #[test]
 fn the_python_sdk_follows_the_protocol_over_http_and_stdio() {
     let dir = tempfile::tempdir().unwrap();
-    ok(dir.path(), &["import", "locomo", data_file("locomo/conv-26.json").to_str().unwrap()]);
+    ok(
+        dir.path(),
+        &[
+            "import",
+            "locomo",
+            data_file("locomo/conv-26.json").to_str().unwrap(),
+        ],
+    );
 
     // Over streamable HTTP, with a tenant key (the LoCoMo import is tenant "").
     let key = add_key(dir.path(), &["--tenant", ""]);

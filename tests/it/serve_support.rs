@@ -107,7 +107,13 @@ impl Server {
     }
 
     /// Sends a request; `key` as `Authorization: Bearer`.
-    pub fn request(&self, method: &str, path: &str, key: Option<&str>, body: Option<&str>) -> Reply {
+    pub fn request(
+        &self,
+        method: &str,
+        path: &str,
+        key: Option<&str>,
+        body: Option<&str>,
+    ) -> Reply {
         request(&self.addr, method, path, key, body)
     }
 
@@ -159,9 +165,14 @@ impl Drop for Server {
 }
 
 /// One HTTP/1.1 request on its own connection (`Connection: close`).
-pub fn request(addr: &str, method: &str, path: &str, key: Option<&str>, body: Option<&str>) -> Reply {
-    try_request(addr, method, path, key, body)
-        .unwrap_or_else(|e| panic!("{method} {path}: {e}"))
+pub fn request(
+    addr: &str,
+    method: &str,
+    path: &str,
+    key: Option<&str>,
+    body: Option<&str>,
+) -> Reply {
+    try_request(addr, method, path, key, body).unwrap_or_else(|e| panic!("{method} {path}: {e}"))
 }
 
 /// [`request`], with connection errors returned (for crash tests).
@@ -208,7 +219,11 @@ pub fn try_request(
     let chunked = headers
         .iter()
         .any(|(n, v)| n == "transfer-encoding" && v.contains("chunked"));
-    let body = if chunked { dechunk(body) } else { body.to_owned() };
+    let body = if chunked {
+        dechunk(body)
+    } else {
+        body.to_owned()
+    };
     Ok(Reply {
         status,
         headers,
