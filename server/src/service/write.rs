@@ -133,6 +133,8 @@ impl Service {
     ) -> Result<IngestSummary, ApiError> {
         let tenant = tenant_of(caller, tenant)?;
         let mut inputs = Vec::new();
+        // The 1-based line of each input (0 for a LoCoMo item).
+        let mut lines: Vec<usize> = Vec::new();
         let mut rejected = Vec::new();
         let mut reject = |line: usize, e: &InputError| -> Result<(), ApiError> {
             if !skip_invalid {
@@ -160,6 +162,7 @@ impl Service {
                             let mut input = input;
                             input.tenant.clone_from(&tenant);
                             inputs.push(input);
+                            lines.push(i + 1);
                         }
                         Ok(input) => {
                             caller.tenant(Some(&input.tenant))?;
@@ -186,7 +189,10 @@ impl Service {
                     .map_err(|e| ApiError::invalid(e.to_string()))?;
                 for item in items {
                     match item {
-                        Ok(input) => inputs.push(input),
+                        Ok(input) => {
+                            inputs.push(input);
+                            lines.push(0);
+                        }
                         Err(r) => reject(0, &r.error)?,
                     }
                 }
@@ -203,8 +209,29 @@ impl Service {
         let mut stored = 0;
         let mut already_stored = 0;
         let mut seq = self.last_seq()?;
+        let mut offset = 0;
         for group in chunks(inputs, INGEST_GROUP) {
-            let answer = self.append_all(group).await?;
+            let size = group.len();
+            let answer = self.append_all(group).await.map_err(|e| {
+                // The refused message's index is within its group: name
+                // its line of the body (and its index among the body's
+                // messages) instead.
+                let Some(index) = e.at.as_ref().and_then(|p| p.index) else {
+                    return e;
+                };
+                let at = offset + index;
+                let cause = e
+                    .message
+                    .strip_prefix(&format!("message {index}: "))
+                    .unwrap_or(&e.message)
+                    .to_owned();
+                let message = match lines.get(at) {
+                    Some(&line) if line > 0 => format!("line {line}: {cause}"),
+                    _ => format!("message {at}: {cause}"),
+                };
+                ApiError { message, ..e }.at_index(at)
+            })?;
+            offset += size;
             for m in &answer.messages {
                 if m.new {
                     stored += 1;
@@ -289,7 +316,15 @@ fn one_line(e: &InputError) -> String {
 /// A refusal of the ingester.
 fn stream_error(e: StreamError) -> ApiError {
     match e {
-        StreamError::Conflict { .. } => {
+        // A refused message of a batch: the cause, naming its index.
+        StreamError::InBatch { index, source } => {
+            let cause = stream_error(*source).at_index(index);
+            ApiError {
+                message: format!("message {index}: {}", cause.message),
+                ..cause
+            }
+        }
+        StreamError::Conflict { .. } | StreamError::Twice { .. } => {
             ApiError::new(axum::http::StatusCode::CONFLICT, "conflict", e.to_string())
         }
         StreamError::Closed => ApiError::unavailable("the server is stopping", 1),
