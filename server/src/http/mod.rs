@@ -148,7 +148,14 @@ async fn admin_only(State(keys): State<Arc<auth::Keys>>, request: Request, next:
 
 async fn healthz(State(state): State<AppState>) -> Response {
     match state.service.last_seq() {
-        Ok(seq) => axum::Json(serde_json::json!({"status": "ok", "seq": seq})).into_response(),
+        Ok(seq) => {
+            let mut response =
+                axum::Json(serde_json::json!({"status": "ok", "seq": seq})).into_response();
+            response
+                .headers_mut()
+                .insert(routes::SEQ_HEADER, axum::http::HeaderValue::from(seq));
+            response
+        }
         Err(e) => e.into_response(),
     }
 }

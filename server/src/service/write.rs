@@ -13,10 +13,6 @@ use super::{Service, tenant_of};
 use crate::http::auth::Caller;
 use crate::http::error::ApiError;
 
-/// Messages appended by one ingest call at most, per group (each group is
-/// appended all or nothing).
-const INGEST_GROUP: usize = 1000;
-
 /// One message made durable.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct StoredMessage {
@@ -206,41 +202,36 @@ impl Service {
             }
         }
         let read = inputs.len() + rejected.len();
-        let mut stored = 0;
-        let mut already_stored = 0;
-        let mut seq = self.last_seq()?;
-        let mut offset = 0;
-        for group in chunks(inputs, INGEST_GROUP) {
-            let size = group.len();
-            let answer = self.append_all(group).await.map_err(|e| {
-                // The refused message's index is within its group: name
-                // its line of the body (and its index among the body's
-                // messages) instead.
-                let Some(index) = e.at.as_ref().and_then(|p| p.index) else {
-                    return e;
-                };
-                let at = offset + index;
-                let cause = e
-                    .message
-                    .strip_prefix(&format!("message {index}: "))
-                    .unwrap_or(&e.message)
-                    .to_owned();
-                let message = match lines.get(at) {
-                    Some(&line) if line > 0 => format!("line {line}: {cause}"),
-                    _ => format!("message {at}: {cause}"),
-                };
-                ApiError { message, ..e }.at_index(at)
-            })?;
-            offset += size;
-            for m in &answer.messages {
-                if m.new {
-                    stored += 1;
-                } else {
-                    already_stored += 1;
-                }
-            }
-            seq = answer.seq;
+        // One batch, so the body is stored all or nothing, as `ingest`
+        // stores a file (the body is bounded by the server's body limit).
+        if inputs.is_empty() {
+            return Ok(IngestSummary {
+                read,
+                stored: 0,
+                already_stored: 0,
+                rejected,
+                seq: self.last_seq()?,
+            });
         }
+        let answer = self.append_all(inputs).await.map_err(|e| {
+            // Name the refused message's line of the body.
+            let Some(index) = e.at.as_ref().and_then(|p| p.index) else {
+                return e;
+            };
+            let cause = e
+                .message
+                .strip_prefix(&format!("message {index}: "))
+                .unwrap_or(&e.message)
+                .to_owned();
+            let message = match lines.get(index) {
+                Some(&line) if line > 0 => format!("line {line}: {cause}"),
+                _ => format!("message {index}: {cause}"),
+            };
+            ApiError { message, ..e }.at_index(index)
+        })?;
+        let stored = answer.messages.iter().filter(|m| m.new).count();
+        let already_stored = answer.messages.len() - stored;
+        let seq = answer.seq;
         Ok(IngestSummary {
             read,
             stored,
@@ -281,18 +272,6 @@ impl Service {
             seq,
         })
     }
-}
-
-fn chunks(mut inputs: Vec<MessageInput>, size: usize) -> Vec<Vec<MessageInput>> {
-    let mut out = Vec::new();
-    while inputs.len() > size {
-        let rest = inputs.split_off(size);
-        out.push(std::mem::replace(&mut inputs, rest));
-    }
-    if !inputs.is_empty() {
-        out.push(inputs);
-    }
-    out
 }
 
 /// An invalid message of a request.
