@@ -5,7 +5,7 @@
 //! entry has a short id (the first 12 hex digits of the hash) by which it is
 //! listed and revoked.
 //!
-//! The file is JSON (`docs/format.md` §9):
+//! The file is JSON (`docs/format.md` §7):
 //!
 //! ```json
 //! {"format": 1, "keys": [

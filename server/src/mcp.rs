@@ -41,8 +41,8 @@ pub struct RememberParams {
     /// Tenant (default: the key's tenant).
     pub tenant: Option<String>,
     /// Messages in the JSONL message format: each with `thread`, `id`,
-    /// `role` (user, assistant, system, tool), `content`, and optionally
-    /// `timestamp` (RFC 3339), `speaker`.
+    /// `role` (user, assistant, system, tool), `content`, `ts` (RFC 3339),
+    /// and optionally `speaker`.
     pub messages: Vec<serde_json::Value>,
 }
 
