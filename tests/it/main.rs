@@ -56,6 +56,7 @@ mod replay_verify;
 mod resume_terminal_failures;
 mod search_snapshot;
 mod second_process;
+mod serve_crash;
 mod serve_load;
 mod serve_mcp;
 mod serve_support;

@@ -145,8 +145,9 @@ pub type Addr = Arc<RwLock<String>>;
 /// What the appenders and searchers saw.
 #[derive(Default)]
 pub struct Outcome {
-    /// Every acknowledged message: (id, new), in ack order per appender.
-    pub acks: Vec<(String, bool)>,
+    /// Every acknowledged message: (id, new, the `epoch` when its request
+    /// was sent, the appender), in ack order per appender.
+    pub acks: Vec<(String, bool, u64, usize)>,
     /// The JSONL line of every acknowledged id.
     pub lines: HashMap<String, String>,
     /// Wall time of the append phase.
@@ -213,8 +214,13 @@ fn append_once(addr: &str, body: &str) -> Option<Vec<(String, bool)>> {
 /// batch until it is acknowledged) and the searchers (until the appenders
 /// are done). `during` runs on the calling thread meanwhile, with the
 /// number of batches acknowledged so far (the crash test kills and
-/// restarts the server there).
-pub fn drive(plan: &Plan, addr: &Addr, during: impl FnOnce(&AtomicU64)) -> Outcome {
+/// restarts the server there, moving `epoch` on first).
+pub fn drive(
+    plan: &Plan,
+    addr: &Addr,
+    epoch: &AtomicU64,
+    during: impl FnOnce(&AtomicU64),
+) -> Outcome {
     let done = AtomicBool::new(false);
     let acked_batches = AtomicU64::new(0);
     let deadline = Instant::now() + LOAD_DEADLINE;
@@ -245,7 +251,8 @@ pub fn drive(plan: &Plan, addr: &Addr, during: impl FnOnce(&AtomicU64)) -> Outco
         let appenders: Vec<_> = plan
             .batches
             .iter()
-            .map(|batches| {
+            .enumerate()
+            .map(|(client, batches)| {
                 let (addr, acked_batches) = (addr, &acked_batches);
                 s.spawn(move || {
                     let mut acks = Vec::new();
@@ -257,13 +264,16 @@ pub fn drive(plan: &Plan, addr: &Addr, during: impl FnOnce(&AtomicU64)) -> Outco
                                 Instant::now() < deadline,
                                 "the load took over {LOAD_DEADLINE:?}"
                             );
+                            let sent_in = epoch.load(Ordering::SeqCst);
                             let at = addr.read().unwrap().clone();
                             if let Some(got) = append_once(&at, &batch.body) {
                                 assert_eq!(got.len(), batch.lines.len(), "one ack per message");
                                 for ((id, _), line) in got.iter().zip(&batch.lines) {
                                     lines.insert(id.clone(), line.clone());
                                 }
-                                acks.extend(got);
+                                acks.extend(
+                                    got.into_iter().map(|(id, new)| (id, new, sent_in, client)),
+                                );
                                 acked_batches.fetch_add(1, Ordering::SeqCst);
                                 break;
                             }
@@ -420,7 +430,7 @@ fn sixteen_appenders_and_four_searchers_lose_and_duplicate_nothing() {
     let server = Server::start(&served, &[]);
     let addr: Addr = Arc::new(RwLock::new(server.addr.clone()));
 
-    let outcome = drive(&plan, &addr, |_| {});
+    let outcome = drive(&plan, &addr, &AtomicU64::new(0), |_| {});
     let idle = idle_searches(&server.addr, 40);
     let status = server.stop();
     assert!(status.success(), "serve stopped on SIGTERM with {status}");
@@ -429,7 +439,7 @@ fn sixteen_appenders_and_four_searchers_lose_and_duplicate_nothing() {
     assert_eq!(outcome.append_retries, 0, "no append was refused");
     assert_eq!(outcome.acks.len(), n);
     let mut seen = BTreeSet::new();
-    for (id, new) in &outcome.acks {
+    for (id, new, _, _) in &outcome.acks {
         assert!(*new, "message {id} acknowledged as already stored");
         assert!(seen.insert(id.clone()), "message {id} acknowledged twice");
     }
