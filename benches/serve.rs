@@ -357,7 +357,7 @@ fn bench_search(
     };
     let mut group = c.benchmark_group("search");
     {
-        let memory = Memory::open(dir.path()).unwrap();
+        let memory = open_when_free(dir.path());
         let tenant = memory.tenant(TENANT);
         // The first search builds the indexes.
         assert!(!tenant.search(&request, &options).unwrap().hits.is_empty());
@@ -399,6 +399,21 @@ fn bench_search(
         server.stop();
     }
     group.finish();
+}
+
+/// Opens a directory once the closed ingester's thread has let go of it.
+fn open_when_free(dir: &Path) -> Memory {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        match Memory::open(dir) {
+            Ok(memory) => return memory,
+            Err(e) if Instant::now() < deadline => {
+                let _ = e;
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            Err(e) => panic!("cannot open {}: {e}", dir.display()),
+        }
+    }
 }
 
 fn median(samples: &[Duration]) -> Duration {
