@@ -63,6 +63,10 @@ pub struct Service {
     memory: Arc<Memory>,
     ingester: Ingester,
     options: ServiceOptions,
+    /// Held while a retrieval batch is recorded: its ordinal is the count
+    /// of batches plus one, so two concurrent requests must not read the
+    /// same count (two searches alike would then share one batch).
+    batches: Arc<std::sync::Mutex<()>>,
 }
 
 impl Service {
@@ -73,6 +77,7 @@ impl Service {
             memory: Arc::new(memory),
             ingester,
             options,
+            batches: Arc::default(),
         })
     }
 
@@ -171,6 +176,15 @@ impl Service {
             pause = (pause * 2).min(Duration::from_millis(50));
         }
     }
+}
+
+/// Runs `f` holding the retrieval batch lock (a poisoned lock is taken
+/// over: it guards no data).
+fn recording<T>(lock: &std::sync::Mutex<()>, f: impl FnOnce() -> T) -> T {
+    let _held = lock
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    f()
 }
 
 fn last_seq(memory: &Memory) -> Result<u64, ApiError> {
