@@ -183,6 +183,8 @@ pub struct Memory {
     sealer: Sealer,
     registry: strataflow_operators::profile::Registry,
     gateways: models::Gateways,
+    /// Held while a retrieval batch takes its ordinal and is appended.
+    batch_lock: std::sync::Mutex<()>,
 }
 
 impl Memory {
@@ -267,6 +269,7 @@ impl Memory {
             sealer: Sealer::new(turns),
             registry: strataflow_operators::profile::Registry::builtin(),
             gateways: models::Gateways::default(),
+            batch_lock: std::sync::Mutex::new(()),
         })
     }
 

@@ -509,6 +509,13 @@ impl Memory {
         let filters = strataflow_pipeline::source::canonical_json(
             &serde_json::to_value(request).expect("a search request is JSON"),
         );
+        // The ordinal is the count of batches plus one: two threads sharing
+        // this memory must not read the same count (two searches alike
+        // would then be one record, one batch for both).
+        let _recording = self
+            .batch_lock
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let record = Record::Retrieval(Retrieval {
             tenant: tenant.to_owned(),
             ordinal: self.store.count(RecordKind::Retrieval)? + 1,

@@ -23,6 +23,7 @@ pub mod error;
 pub mod params;
 mod protocol;
 mod read;
+mod searchers;
 mod write;
 
 pub use write::{Remembered, StoredMessage};
@@ -63,10 +64,8 @@ pub struct Service {
     memory: Arc<Memory>,
     ingester: Ingester,
     options: ServiceOptions,
-    /// Held while a retrieval batch is recorded: its ordinal is the count
-    /// of batches plus one, so two concurrent requests must not read the
-    /// same count (two searches alike would then share one batch).
-    batches: Arc<std::sync::Mutex<()>>,
+    /// Searchers kept in memory, caught up by sequence.
+    searchers: Arc<searchers::Searchers>,
 }
 
 impl Service {
@@ -77,7 +76,7 @@ impl Service {
             memory: Arc::new(memory),
             ingester,
             options,
-            batches: Arc::default(),
+            searchers: Arc::default(),
         })
     }
 
@@ -176,15 +175,6 @@ impl Service {
             pause = (pause * 2).min(Duration::from_millis(50));
         }
     }
-}
-
-/// Runs `f` holding the retrieval batch lock (a poisoned lock is taken
-/// over: it guards no data).
-fn recording<T>(lock: &std::sync::Mutex<()>, f: impl FnOnce() -> T) -> T {
-    let _held = lock
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    f()
 }
 
 fn last_seq(memory: &Memory) -> Result<u64, ApiError> {

@@ -13,7 +13,7 @@ use super::params::{
     BlocksParams, ChannelName, ContextParams, EventsParams, ExpandParams, GraphParams,
     SearchParams, ShowParams, TenantParams,
 };
-use super::{Answer, Service, recording, tenant_of};
+use super::{Answer, Service, tenant_of};
 use crate::http::auth::Caller;
 use crate::http::error::ApiError;
 
@@ -44,18 +44,16 @@ impl Service {
                 ChannelName::All => Channel::All,
             },
         };
-        let batches = std::sync::Arc::clone(&self.batches);
+        let searchers = std::sync::Arc::clone(&self.searchers);
         self.read(p.min_seq, move |m| {
-            // Search outside the batch lock, record inside it.
-            let t = m.tenant(&tenant);
-            let hits = t
-                .searcher(options.profile.as_deref())
-                .and_then(|s| s.search(options.channel, &request))
+            let hits = searchers
+                .with(m, &tenant, options.profile.as_deref(), |s| {
+                    s.search(options.channel, &request)
+                })
                 .map_err(from_memory)?;
-            recording(&batches, || {
-                t.record_search(options.channel, &request, hits)
-            })
-            .map_err(from_memory)
+            m.tenant(&tenant)
+                .record_search(options.channel, &request, hits)
+                .map_err(from_memory)
         })
         .await
     }
@@ -93,12 +91,8 @@ impl Service {
             profile: p.profile,
             at,
         };
-        let batches = std::sync::Arc::clone(&self.batches);
         self.read(p.min_seq, move |m| {
             let t = m.tenant(&tenant);
-            let _held = batches
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
             let value = match (kind.as_str(), target) {
                 ("event", _) => serde_json::to_value(t.expand_event(&id).map_err(from_memory)?),
                 ("node", _) => {
