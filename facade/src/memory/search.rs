@@ -421,9 +421,19 @@ impl Memory {
     /// was applied or the graph changed.
     fn refresh_applied(&self, s: &mut Searcher) -> Result<bool, MemoryError> {
         let mut applied = false;
+        let mut changes_views = false;
         let mut new_events: Vec<RecordId> = Vec::new();
         for item in self.store.scan(s.last_seq + 1) {
-            applied |= s.take(item?, &mut new_events);
+            let stored = item?;
+            changes_views |=
+                stored.record.tenant() == s.tenant && changes_search_views(stored.record.kind());
+            applied |= s.take(stored, &mut new_events);
+        }
+        if !changes_views && new_events.is_empty() {
+            // Only other tenants' records, or this tenant's batches and
+            // assessments: statuses, weights and the graph are as they
+            // were, so the (costly) catch-up of those views is skipped.
+            return Ok(applied);
         }
         Ok(self.finish_applied(s, new_events)? || applied)
     }
@@ -531,6 +541,24 @@ impl Memory {
             hits,
             words,
         })
+    }
+}
+
+/// Whether a record of this kind can change what a searcher reads from the
+/// event status, weights and graph views (or its indexes). Retrieval
+/// batches, assessments and model calls cannot.
+fn changes_search_views(kind: RecordKind) -> bool {
+    match kind {
+        RecordKind::Message
+        | RecordKind::Block
+        | RecordKind::BlockSummary
+        | RecordKind::Event
+        | RecordKind::GraphAssertion
+        | RecordKind::Derivation
+        | RecordKind::Governance
+        | RecordKind::UseReceipt
+        | RecordKind::ImportSource => true,
+        RecordKind::ModelCall | RecordKind::Retrieval | RecordKind::Assessment => false,
     }
 }
 
