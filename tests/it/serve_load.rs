@@ -400,6 +400,42 @@ pub fn assert_same_end_state(served: &Path, reference: &Path) -> u64 {
     retrievals
 }
 
+/// Views whose digest depends on how a tenant's threads interleave in the
+/// log (the tenant's turn counter; the raw index's document order).
+const INTERLEAVING_VIEWS: [&str; 2] = ["weights", "search"];
+
+/// Against an `ingest` of the archive itself, in its own interleaving of
+/// threads: the same stats, and the same digest for every view that
+/// depends only on each thread's order (the weights and search views
+/// follow the interleaving; `reference` compares those).
+pub fn assert_same_as_ingest_of_the_file(dir: &Path, served: &Path, plan: &Plan) {
+    let data = dir.join("reference-file-order");
+    ok(&data, &["ingest", plan.file.to_str().unwrap(), "--quiet"]);
+    let (got, _) = comparable_stats(served);
+    let (want, _) = comparable_stats(&data);
+    assert_eq!(
+        got, want,
+        "stats of the served directory differ from an ingest of the file"
+    );
+    let digests = |d: &Path| -> BTreeMap<(String, String), String> {
+        view_digests(d)
+            .into_iter()
+            .filter(|(view, _, _, _)| {
+                !INTERLEAVING_VIEWS
+                    .iter()
+                    .any(|v| view == v || view.starts_with(&format!("{v}/")))
+            })
+            .map(|(view, tenant, _, digest)| ((view, tenant), digest))
+            .collect()
+    };
+    let (got, want) = (digests(served), digests(&data));
+    assert!(got.len() >= 3, "too few views compared: {got:?}");
+    assert_eq!(
+        got, want,
+        "per-thread views of the served directory differ from an ingest of the file"
+    );
+}
+
 /// The message ids of a directory's log, in log order (read through the
 /// library).
 pub fn stored_messages(data: &Path) -> Vec<String> {
@@ -454,6 +490,7 @@ fn sixteen_appenders_and_four_searchers_lose_and_duplicate_nothing() {
     let reference = reference(tmp.path(), &served, &plan, &outcome);
     let ingest_time = started.elapsed();
     let retrievals = assert_same_end_state(&served, &reference);
+    assert_same_as_ingest_of_the_file(tmp.path(), &served, &plan);
     assert_eq!(
         outcome.search_failures, 0,
         "every search under load was answered"
