@@ -138,6 +138,7 @@ impl Registry {
         r.add_extractor(Arc::new(HeuristicExtractor));
         r.add_extractor(Arc::new(crate::extractor::heuristic::HeuristicExtractorV2));
         r.add_extractor(Arc::new(crate::extractor::heuristic::HeuristicExtractorV3));
+        r.add_extractor(Arc::new(crate::extractor::heuristic::HeuristicExtractorV4));
         r.add_projector(Arc::new(HeuristicProjector));
         r.add_projector(Arc::new(crate::projector::heuristic::HeuristicProjectorV2));
         r

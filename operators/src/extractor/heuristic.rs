@@ -45,6 +45,15 @@
 //! ([`strataflow_text::sentences`]: "Prof. Lee", "J. R. R. Tolkien", "cf."
 //! and closing quotes kept in their sentence); versions 1 and 2 keep their
 //! frozen splitter ([`crate::text::sentences`]).
+//!
+//! **Version 4** (`heuristic-extractor@4`, [`HeuristicExtractorV4`]) is
+//! version 3 with the second temporal resolver
+//! ([`Resolver::V2`](super::temporal::Resolver::V2): a date without a year
+//! is placed by the weekday named with it, by an arrangement such as
+//! "Noted: … on …" or "booked", by the tense, else at the nearer occurrence,
+//! and the narrative records which), and with a third-person restatement
+//! that agrees in person and number ([`third_person_v2`]: "I prefer" →
+//! "Ana prefers"; questions and imperatives kept as quotes).
 
 use strataflow_record::record::{
     Criticality, Event, EventTemporal, EventType, Message, Occurrence, Precision, Role, Scope,
@@ -52,7 +61,7 @@ use strataflow_record::record::{
 };
 use strataflow_record::{Digest, RecordId, SourceTime, Timestamp};
 
-use super::temporal::{Tense, TimeExpression, detect_tense, resolve_best};
+use super::temporal::{Resolver, Tense, TimeExpression, detect_tense, resolve_best_with};
 use crate::operator::{
     Extraction, ExtractionInput, Extractor, OperatorError, OperatorId, config_hash,
 };
@@ -87,6 +96,16 @@ pub fn id_v3() -> OperatorId {
     OperatorId::new("heuristic-extractor", 3)
 }
 
+/// Version 4: version 3 with the second temporal resolver and agreeing
+/// third-person restatements.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct HeuristicExtractorV4;
+
+/// Version 4's operator id.
+pub fn id_v4() -> OperatorId {
+    OperatorId::new("heuristic-extractor", 4)
+}
+
 /// Which statements a version takes.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Version {
@@ -96,13 +115,22 @@ enum Version {
     Two,
     /// Two, on the shared sentence splitter.
     Three,
+    /// Three, with the second resolver and agreeing restatements.
+    Four,
 }
 
 impl Version {
     fn splitter(self) -> Splitter {
         match self {
             Self::One | Self::Two => Splitter::V1,
-            Self::Three => Splitter::Shared,
+            Self::Three | Self::Four => Splitter::Shared,
+        }
+    }
+
+    fn resolver(self) -> Resolver {
+        match self {
+            Self::One | Self::Two | Self::Three => Resolver::V1,
+            Self::Four => Resolver::V2,
         }
     }
 }
@@ -155,6 +183,23 @@ impl Extractor for HeuristicExtractorV3 {
     }
 }
 
+impl Extractor for HeuristicExtractorV4 {
+    fn id(&self) -> OperatorId {
+        id_v4()
+    }
+
+    fn config_hash(&self) -> Digest {
+        config_hash(
+            &id_v4(),
+            r#"{"min_words":3,"group_by":"time expression","third_person":"named block people","sentences":"strataflow-text","resolver":2,"restatement":"agreeing"}"#,
+        )
+    }
+
+    fn extract(&self, input: &ExtractionInput<'_>) -> Result<Extraction, OperatorError> {
+        extract(input, Version::Four)
+    }
+}
+
 fn extract(input: &ExtractionInput<'_>, version: Version) -> Result<Extraction, OperatorError> {
     let people = block_people(input);
     let mut events = Vec::new();
@@ -164,7 +209,7 @@ fn extract(input: &ExtractionInput<'_>, version: Version) -> Result<Extraction, 
         }
         let others: Vec<&str> = match version {
             Version::One => Vec::new(),
-            Version::Two | Version::Three => {
+            Version::Two | Version::Three | Version::Four => {
                 let speaker = speaker_name(message);
                 people
                     .iter()
@@ -173,8 +218,15 @@ fn extract(input: &ExtractionInput<'_>, version: Version) -> Result<Extraction, 
                     .collect()
             }
         };
-        for group in statement_groups(message, &others, version.splitter()) {
-            events.push(event_of(input, *message_id, message, &group, &people));
+        for group in statement_groups(message, &others, version) {
+            events.push(event_of(
+                input,
+                *message_id,
+                message,
+                &group,
+                &people,
+                version,
+            ));
         }
     }
     supersede_cancelled_plans(&mut events, input.timeline, version.splitter());
@@ -208,14 +260,14 @@ struct Group {
 
 /// `others`: people of the block (not the speaker) whose named statements
 /// count too (version 2; empty for version 1).
-fn statement_groups(message: &Message, others: &[&str], splitter: Splitter) -> Vec<Group> {
+fn statement_groups(message: &Message, others: &[&str], version: Version) -> Vec<Group> {
     let mut groups: Vec<Group> = Vec::new();
     // A time stated in a sentence that is not itself a statement ("Last
     // night was amazing!", "Guess what I did this week?") dates the next
     // statement of the message that states no time of its own.
     let mut carried: Option<TimeExpression> = None;
-    for s in splitter.sentences(&message.content) {
-        let best = resolve_best(s.text, message.time);
+    for s in version.splitter().sentences(&message.content) {
+        let best = resolve_best_with(s.text, message.time, version.resolver());
         let states_time = best
             .as_ref()
             .is_some_and(|t| t.basis != TimeBasis::Inferred);
@@ -314,6 +366,7 @@ fn event_of(
     message: &Message,
     group: &Group,
     people: &[String],
+    version: Version,
 ) -> Event {
     let speaker = speaker_name(message);
     let text = group.sentences.join(" ");
@@ -349,12 +402,20 @@ fn event_of(
     let restated: Vec<String> = group
         .sentences
         .iter()
-        .map(|s| third_person(s, &speaker))
+        .map(|s| match version {
+            Version::Four => third_person_v2(s, &speaker),
+            _ => third_person(s, &speaker),
+        })
         .collect();
     let title = clip(restated.first().map_or("", String::as_str), 100);
     let summary = clip(&restated.join(" "), 600);
+    let year_basis = group
+        .time
+        .as_ref()
+        .and_then(|t| t.year_basis)
+        .map_or_else(String::new, |b| format!("; {}", b.phrase()));
     let narrative = format!(
-        "{summary} (said {}; {})",
+        "{summary} (said {}; {}{year_basis})",
         message.time.to_rfc3339(),
         match (happened_start, happened_end) {
             (Some(s), Some(e)) if s == e => format!("happened {}", s.to_rfc3339()),
@@ -564,6 +625,232 @@ pub fn third_person(sentence: &str, speaker: &str) -> String {
             Some(r) => format!("{lead}{r}{tail}"),
             None => (*tok).to_owned(),
         });
+        i += 1;
+    }
+    out.join(" ")
+}
+
+/// Verbs that start an imperative ("Remind me to …", "Please book …").
+const IMPERATIVE_STARTS: &[&str] = &[
+    "remind", "book", "tell", "let", "let's", "please", "send", "call", "add", "remember", "check",
+    "find", "show", "give", "help", "make", "take", "keep", "put", "note", "cancel", "change",
+    "set", "use", "try", "ask", "bring", "pick", "buy", "reserve", "schedule", "write", "save",
+    "don't", "email", "text", "look", "move", "update", "delete", "remove", "forward", "grab",
+    "get", "stop", "wait", "imagine", "guess", "go",
+];
+
+/// Words that may stand between "I" and its verb ("I really like").
+const SUBJECT_ADVERBS: &[&str] = &[
+    "also",
+    "really",
+    "just",
+    "still",
+    "always",
+    "never",
+    "usually",
+    "often",
+    "sometimes",
+    "actually",
+    "totally",
+    "definitely",
+    "absolutely",
+    "honestly",
+    "mostly",
+    "generally",
+    "rarely",
+    "truly",
+    "only",
+    "even",
+    "already",
+    "normally",
+    "typically",
+    "certainly",
+    "personally",
+    "kinda",
+    "sort",
+    "kind",
+    "of",
+    "def",
+    "seriously",
+    "genuinely",
+    "finally",
+    "now",
+    "then",
+    "too",
+    "not",
+    "much",
+    "rather",
+    "totally",
+    "simply",
+];
+
+/// Verbs whose first-person form is also the third-person one (modals and
+/// past forms of "be", "have", "do").
+const SAME_IN_THIRD: &[&str] = &[
+    "can",
+    "could",
+    "will",
+    "would",
+    "shall",
+    "should",
+    "may",
+    "might",
+    "must",
+    "can't",
+    "cannot",
+    "couldn't",
+    "won't",
+    "wouldn't",
+    "shouldn't",
+    "mustn't",
+    "did",
+    "didn't",
+    "was",
+    "wasn't",
+    "had",
+    "hadn't",
+    "used",
+    "ought",
+];
+
+/// The third-person singular of a first-person present verb: "prefer" →
+/// "prefers", "have" → "has", "go" → "goes", "try" → "tries", "don't" →
+/// "doesn't". Modals and past forms are returned unchanged; `None` when the
+/// word does not look like a verb.
+fn third_singular(verb: &str) -> Option<String> {
+    let lower = verb.to_lowercase();
+    let irregular = match lower.as_str() {
+        "am" => Some("is"),
+        "have" => Some("has"),
+        "do" => Some("does"),
+        "don't" => Some("doesn't"),
+        "haven't" => Some("hasn't"),
+        "go" => Some("goes"),
+        "were" => Some("was"),
+        "weren't" => Some("wasn't"),
+        "aren't" | "ain't" => Some("isn't"),
+        _ => None,
+    };
+    if let Some(v) = irregular {
+        return Some(v.to_owned());
+    }
+    if SAME_IN_THIRD.contains(&lower.as_str())
+        || super::temporal::is_past_verb(&lower)
+        || lower.ends_with("ing")
+    {
+        return Some(verb.to_owned());
+    }
+    if !lower.chars().all(|c| c.is_ascii_lowercase()) || lower.len() < 2 {
+        return None;
+    }
+    let consonant_y = lower.ends_with('y')
+        && lower
+            .chars()
+            .rev()
+            .nth(1)
+            .is_some_and(|c| !"aeiou".contains(c));
+    Some(if consonant_y {
+        format!("{}ies", lower.trim_end_matches('y'))
+    } else if ["s", "sh", "ch", "x", "z", "o"]
+        .iter()
+        .any(|e| lower.ends_with(e))
+    {
+        format!("{lower}es")
+    } else {
+        format!("{lower}s")
+    })
+}
+
+/// Whether a sentence is an imperative: its first word is one of
+/// [`IMPERATIVE_STARTS`].
+fn is_imperative(sentence: &str) -> bool {
+    let w = words(sentence);
+    w.first()
+        .is_some_and(|f| IMPERATIVE_STARTS.contains(&f.as_str()))
+}
+
+/// Restates a first-person sentence about `speaker` in the third person,
+/// agreeing in person and number (version 4): "I prefer" → "Ana prefers",
+/// "I'm" / "I am" → "Ana is", "I have" / "I've" → "Ana has", "I don't" →
+/// "Ana doesn't", "I was" → "Ana was", "my" / "mine" → "Ana's", "me" /
+/// "myself" → "Ana"; "Marta and I love" keeps the plural verb. Questions
+/// and imperatives are not restated: they are kept as quotes (`Ana asked:
+/// "…?"`, `Ana said: "Remind me …"`).
+pub fn third_person_v2(sentence: &str, speaker: &str) -> String {
+    let trimmed = sentence.trim();
+    if is_question(trimmed) {
+        return format!("{speaker} asked: \"{trimmed}\"");
+    }
+    if is_imperative(trimmed) {
+        return format!("{speaker} said: \"{trimmed}\"");
+    }
+    let tokens: Vec<&str> = sentence.split(' ').collect();
+    let mut out: Vec<String> = Vec::new();
+    // "I" was just restated as the subject: its verb is still to agree.
+    let mut pending = false;
+    let mut prev_bare = String::new();
+    let mut i = 0;
+    while let Some(tok) = tokens.get(i) {
+        let core = tok.trim_start_matches(|c: char| !c.is_alphanumeric());
+        // As in `third_person`: both `get`s always succeed.
+        let lead = tok.get(..tok.len() - core.len()).unwrap_or_default();
+        let bare = core.trim_end_matches(|c: char| !c.is_alphanumeric() && c != '\'' && c != '’');
+        let tail = core.get(bare.len()..).unwrap_or_default();
+        let norm = bare.replace('’', "'");
+        let next = tokens
+            .get(i + 1)
+            .map(|t| {
+                t.trim_matches(|c: char| !c.is_alphanumeric() && c != '\'' && c != '’')
+                    .replace('’', "'")
+                    .to_lowercase()
+            })
+            .unwrap_or_default();
+        let plural = matches!(prev_bare.as_str(), "and" | "or" | "nor");
+        let mut restated: Option<String> = None;
+        let was_pending = pending;
+        pending = false;
+        match norm.as_str() {
+            "I'm" => restated = Some(format!("{speaker} is")),
+            "I've" => restated = Some(format!("{speaker} has")),
+            "I'll" => restated = Some(format!("{speaker} will")),
+            "I'd" => {
+                let had = matches!(next.as_str(), "been" | "had" | "gone" | "done" | "seen");
+                restated = Some(format!("{speaker} {}", if had { "had" } else { "would" }));
+            }
+            "I" if plural => restated = Some(speaker.to_owned()),
+            "I" if next == "am" && tail.is_empty() => {
+                i += 1;
+                restated = Some(format!("{speaker} is"));
+                // "I am" consumed its verb; a tail on "am" is kept below.
+                if let Some(am) = tokens.get(i) {
+                    let am_tail = am.trim_start_matches(|c: char| c.is_alphanumeric());
+                    restated = Some(format!("{speaker} is{am_tail}"));
+                }
+            }
+            "I" => {
+                restated = Some(speaker.to_owned());
+                pending = tail.is_empty();
+            }
+            "my" | "My" | "mine" | "Mine" => restated = Some(format!("{speaker}'s")),
+            "me" | "Me" | "myself" | "Myself" => restated = Some(speaker.to_owned()),
+            _ if was_pending => {
+                let lower = norm.to_lowercase();
+                if SUBJECT_ADVERBS.contains(&lower.as_str()) {
+                    pending = tail.is_empty();
+                } else {
+                    restated = third_singular(bare);
+                    if restated.as_deref() == Some(bare) {
+                        restated = None;
+                    }
+                }
+            }
+            _ => {}
+        }
+        out.push(match restated {
+            Some(r) => format!("{lead}{r}{tail}"),
+            None => (*tok).to_owned(),
+        });
+        prev_bare = norm.to_lowercase();
         i += 1;
     }
     out.join(" ")

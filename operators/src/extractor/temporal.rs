@@ -53,6 +53,50 @@ pub struct TimeExpression {
     pub basis: TimeBasis,
     /// Whether it lies before, around or after the mention.
     pub tense: Tense,
+    /// How the year of a date written without one was chosen
+    /// ([`Resolver::V2`] only; `None` otherwise).
+    pub year_basis: Option<YearBasis>,
+}
+
+/// Which resolver reads the text. [`Resolver::V1`] is the frozen resolver
+/// of `heuristic-extractor@1`–`@3`; [`Resolver::V2`] (used by `@4`) places a
+/// date without a year by all the evidence of its sentence (see
+/// [`YearBasis`]) and reads day ranges ("14–17 May").
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
+pub enum Resolver {
+    /// The resolver of extractor versions 1 to 3.
+    #[default]
+    V1,
+    /// Weekday, modality and recurrence aware.
+    V2,
+}
+
+/// The evidence that placed a date written without a year ([`Resolver::V2`]).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum YearBasis {
+    /// The named weekday fits only that year among the mention's year and
+    /// its neighbours ("Monday 20 May" said in April 2024: 2024).
+    Weekday,
+    /// An arrangement ("noted: … on …", "booked", "got it:", "cancelled"):
+    /// the next occurrence on or after the mention day.
+    Arrangement,
+    /// The tense of the sentence: future → the next occurrence, past → the
+    /// latest one.
+    Tense,
+    /// No evidence: the occurrence nearer to the mention.
+    Nearest,
+}
+
+impl YearBasis {
+    /// A short phrase for narratives ("year from the weekday").
+    pub fn phrase(self) -> &'static str {
+        match self {
+            Self::Weekday => "year from the weekday",
+            Self::Arrangement => "year from the arrangement",
+            Self::Tense => "year from the tense",
+            Self::Nearest => "year nearest the mention",
+        }
+    }
 }
 
 /// The tense of a sentence, from its wording alone.
@@ -90,13 +134,27 @@ fn tense_of(toks: &[Tok]) -> Tense {
 /// sentences of a block one after the other. The function is pure, so this
 /// changes only the time it takes.
 pub fn find_time_expressions(text: &str, mention: SourceTime) -> Vec<TimeExpression> {
+    find_time_expressions_with(text, mention, Resolver::V1)
+}
+
+/// [`find_time_expressions`] with a chosen resolver.
+pub fn find_time_expressions_with(
+    text: &str,
+    mention: SourceTime,
+    resolver: Resolver,
+) -> Vec<TimeExpression> {
     RECENT.with(|recent| {
         let mut recent = recent.borrow_mut();
-        let key = (text.to_owned(), mention.utc_ms, mention.offset_minutes);
+        let key = (
+            text.to_owned(),
+            mention.utc_ms,
+            mention.offset_minutes,
+            resolver,
+        );
         if let Some(found) = recent.get(&key) {
             return found.clone();
         }
-        let found = find_uncached(text, mention);
+        let found = find_uncached(text, mention, resolver);
         if recent.len() >= RECENT_TEXTS {
             recent.clear();
         }
@@ -110,19 +168,19 @@ pub fn find_time_expressions(text: &str, mention: SourceTime) -> Vec<TimeExpress
 const RECENT_TEXTS: usize = 2048;
 
 /// Key of a remembered text: the text and its mention time.
-type RecentKey = (String, i64, Option<i16>);
+type RecentKey = (String, i64, Option<i16>, Resolver);
 
 thread_local! {
     static RECENT: std::cell::RefCell<std::collections::HashMap<RecentKey, Vec<TimeExpression>>> =
         std::cell::RefCell::new(std::collections::HashMap::new());
 }
 
-fn find_uncached(text: &str, mention: SourceTime) -> Vec<TimeExpression> {
+fn find_uncached(text: &str, mention: SourceTime, resolver: Resolver) -> Vec<TimeExpression> {
     let toks = tokenize(text);
     if !toks.iter().any(|t| is_anchor(&t.lower)) {
         return Vec::new();
     }
-    find_in(text, toks, mention)
+    find_in(text, toks, mention, resolver)
 }
 
 /// Whether a word can be part of the one word that every time expression
@@ -165,8 +223,13 @@ fn is_anchor(w: &str) -> bool {
 }
 
 /// [`find_uncached`] without the anchor check.
-fn find_in(text: &str, toks: Vec<Tok>, mention: SourceTime) -> Vec<TimeExpression> {
-    let Some(ctx) = Ctx::new(text, toks, mention) else {
+fn find_in(
+    text: &str,
+    toks: Vec<Tok>,
+    mention: SourceTime,
+    resolver: Resolver,
+) -> Vec<TimeExpression> {
+    let Some(ctx) = Ctx::new(text, toks, mention, resolver) else {
         return Vec::new();
     };
     let mut cands = ctx.iso.clone();
@@ -194,7 +257,16 @@ pub fn resolve_first(text: &str, mention: SourceTime) -> Option<TimeExpression> 
 /// date beats a weekday next to it: "Monday 20 May"), else the first
 /// relative one, else the first inferred one ("just", "recently").
 pub fn resolve_best(text: &str, mention: SourceTime) -> Option<TimeExpression> {
-    let all = find_time_expressions(text, mention);
+    resolve_best_with(text, mention, Resolver::V1)
+}
+
+/// [`resolve_best`] with a chosen resolver.
+pub fn resolve_best_with(
+    text: &str,
+    mention: SourceTime,
+    resolver: Resolver,
+) -> Option<TimeExpression> {
+    let all = find_time_expressions_with(text, mention, resolver);
     let k = [TimeBasis::Explicit, TimeBasis::Relative]
         .iter()
         .find_map(|basis| all.iter().position(|e| e.basis == *basis))
@@ -540,7 +612,7 @@ fn is_regular_past(w: &str) -> bool {
         && !ED_EXCLUDE.contains(&w)
 }
 
-fn is_past_verb(w: &str) -> bool {
+pub(crate) fn is_past_verb(w: &str) -> bool {
     PAST_IRREGULAR.contains(&w) || is_regular_past(w)
 }
 
@@ -567,6 +639,51 @@ fn is_future_marker(prev: &str, cur: &str, next: &str) -> bool {
         }
         _ => cur.ends_with("'ll"),
     }
+}
+
+/// Words that state an arrangement: the date they give is the date of
+/// something still to come ("Noted: Sintra day trip on Monday 20 May", "I
+/// booked the train: 17 May", "we cancelled the trip on 20 May").
+const ARRANGEMENT_WORDS: &[&str] = &[
+    "noted",
+    "booked",
+    "reserved",
+    "scheduled",
+    "rescheduled",
+    "postponed",
+    "cancelled",
+    "canceled",
+    "confirmed",
+    "arranged",
+    "planned",
+    "plan",
+    "plans",
+    "due",
+];
+
+/// [`Resolver::V2`]: the text states an arrangement (a word of
+/// [`ARRANGEMENT_WORDS`], "got it" or "called off").
+fn is_arranged(toks: &[Tok]) -> bool {
+    toks.iter().enumerate().any(|(k, t)| {
+        ARRANGEMENT_WORDS.contains(&t.lower.as_str())
+            || (t.lower == "got" && toks.get(k + 1).is_some_and(|n| n.lower == "it"))
+            || (t.lower == "called" && toks.get(k + 1).is_some_and(|n| n.lower == "off"))
+    })
+}
+
+/// [`Resolver::V2`]: the text states a recurrence ("every 20 May", "each
+/// year on 14 May", "annually").
+fn is_recurring(toks: &[Tok]) -> bool {
+    toks.iter()
+        .enumerate()
+        .any(|(k, t)| match t.lower.as_str() {
+            "annually" | "yearly" => true,
+            "every" | "each" => toks.get(k + 1).is_some_and(|n| {
+                let n = n.lower.as_str();
+                matches!(n, "year" | "on") || day_num(n).is_some() || month_any(n).is_some()
+            }),
+            _ => false,
+        })
 }
 
 fn is_past_marker(cur: &str, next: &str) -> bool {
@@ -794,6 +911,7 @@ struct Cand {
     precision: Precision,
     basis: TimeBasis,
     tense: Option<Tense>,
+    year_basis: Option<YearBasis>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -881,14 +999,26 @@ struct Ctx<'a> {
     tense: Tense,
     /// ISO dates and date-times found by pattern.
     iso: Vec<Cand>,
+    /// Which resolver reads the text.
+    resolver: Resolver,
+    /// [`Resolver::V2`]: the text states an arrangement ("noted:", "booked").
+    arranged: bool,
+    /// [`Resolver::V2`]: the text states a recurrence ("every year").
+    recurring: bool,
 }
 
 impl<'a> Ctx<'a> {
-    fn new(text: &'a str, toks: Vec<Tok>, mention: SourceTime) -> Option<Self> {
+    fn new(text: &'a str, toks: Vec<Tok>, mention: SourceTime, resolver: Resolver) -> Option<Self> {
         let offset_ms = i64::from(mention.offset_minutes.unwrap_or(0)) * 60_000;
         let local =
             chrono::DateTime::from_timestamp_millis(mention.utc_ms.checked_add(offset_ms)?)?;
-        let tense = tense_of(&toks);
+        let mut tense = tense_of(&toks);
+        let v2 = resolver == Resolver::V2;
+        let arranged = v2 && is_arranged(&toks);
+        if arranged {
+            tense = Tense::Future;
+        }
+        let recurring = v2 && is_recurring(&toks);
         let mut ctx = Self {
             text,
             toks,
@@ -896,6 +1026,9 @@ impl<'a> Ctx<'a> {
             offset_ms,
             tense,
             iso: Vec::new(),
+            resolver,
+            arranged,
+            recurring,
         };
         ctx.iso = ctx.iso_dates();
         Some(ctx)
@@ -938,6 +1071,7 @@ impl<'a> Ctx<'a> {
             precision,
             basis,
             tense: None,
+            year_basis: None,
         })
     }
 
@@ -958,6 +1092,7 @@ impl<'a> Ctx<'a> {
             precision: c.precision,
             basis: c.basis,
             tense,
+            year_basis: c.year_basis,
         }
     }
 
@@ -1142,7 +1277,8 @@ impl<'a> Ctx<'a> {
 
     /// Every candidate starting at token `i`.
     fn at(&self, i: usize, dir: Tense, allow_since: bool) -> Vec<Cand> {
-        let parsers: [Parser<'a>; 18] = [
+        let parsers: [Parser<'a>; 19] = [
+            Self::day_range,
             Self::rel_day,
             Self::ago,
             Self::in_future,
@@ -1351,11 +1487,16 @@ impl<'a> Ctx<'a> {
             return None;
         }
         let month = month_any(self.w(k)?)?;
-        let (date, e) = match self.year_after(k + 1) {
-            Some(y) => (NaiveDate::from_ymd_opt(y, month, day)?, k + 2),
-            None => (day_by_tense(self.today, month, day, dir)?, k + 1),
+        let (date, e, year_basis) = match self.year_after(k + 1) {
+            Some(y) => (NaiveDate::from_ymd_opt(y, month, day)?, k + 2, None),
+            None => {
+                let (d, b) = self.yearless(i, month, day, dir)?;
+                (d, k + 1, b)
+            }
         };
-        self.cand(i, e, (date, date), Precision::Day, TimeBasis::Explicit)
+        let mut c = self.cand(i, e, (date, date), Precision::Day, TimeBasis::Explicit)?;
+        c.year_basis = year_basis;
+        Some(c)
     }
 
     /// "May 8, 2023", "May 8th, 2023", "May 8th" (no year: placed by tense).
@@ -1374,17 +1515,105 @@ impl<'a> Ctx<'a> {
             (Some('.' | '-' | '/'), Some(d)) if d.is_ascii_digit() => return None,
             _ => {}
         }
-        let (date, e) = match self.year_after(i + 2) {
-            Some(y) => (NaiveDate::from_ymd_opt(y, month, day)?, i + 3),
+        let (date, e, year_basis) = match self.year_after(i + 2) {
+            Some(y) => (NaiveDate::from_ymd_opt(y, month, day)?, i + 3, None),
             None => {
                 // "we may 2 ..." is the verb; "May 2", "may 2nd" are dates.
                 if !t.cap && !ordinal && is_verb_month(&t.lower) {
                     return None;
                 }
-                (day_by_tense(self.today, month, day, dir)?, i + 2)
+                let (d, b) = self.yearless(i, month, day, dir)?;
+                (d, i + 2, b)
             }
         };
-        self.cand(i, e, (date, date), Precision::Day, TimeBasis::Explicit)
+        let mut c = self.cand(i, e, (date, date), Precision::Day, TimeBasis::Explicit)?;
+        c.year_basis = year_basis;
+        Some(c)
+    }
+
+    /// A day and month written without a year, starting at token `i`.
+    /// [`Resolver::V1`]: placed by tense. [`Resolver::V2`]: nothing when the
+    /// text states a recurrence ("every 20 May"); else the year the weekday
+    /// named just before fits ("Monday 20 May", "on Monday, the 20th of
+    /// May"), among the mention's year and its neighbours, the nearest to
+    /// the mention; else the next occurrence for an arrangement; else by
+    /// tense (the nearer occurrence in the present tense).
+    fn yearless(
+        &self,
+        i: usize,
+        month: u32,
+        day: u32,
+        dir: Tense,
+    ) -> Option<(NaiveDate, Option<YearBasis>)> {
+        if self.resolver == Resolver::V1 {
+            return Some((day_by_tense(self.today, month, day, dir)?, None));
+        }
+        if self.recurring {
+            return None;
+        }
+        let named = i.checked_sub(1).and_then(|p| {
+            let gap = self.gap(i);
+            let glued = is_space(gap) || gap.trim() == ",";
+            weekday_any(self.w(p)?).filter(|_| glued)
+        });
+        if let Some(wd) = named {
+            let y = self.today.year();
+            let fits = (y - 1..=y + 1)
+                .filter_map(|yy| NaiveDate::from_ymd_opt(yy, month, day))
+                .filter(|d| d.weekday() == wd)
+                .min_by_key(|d| ((*d - self.today).num_days().abs(), *d < self.today));
+            if let Some(d) = fits {
+                return Some((d, Some(YearBasis::Weekday)));
+            }
+        }
+        let basis = if self.arranged {
+            YearBasis::Arrangement
+        } else if dir == Tense::Present {
+            YearBasis::Nearest
+        } else {
+            YearBasis::Tense
+        };
+        Some((day_by_tense(self.today, month, day, dir)?, Some(basis)))
+    }
+
+    /// [`Resolver::V2`] only: a range of days in one month, "14–17 May",
+    /// "14-17 May 2024", "14 to 17 May", "from 14 until 17 May" (no year:
+    /// placed as a date of its first day, see [`Ctx::yearless`]).
+    fn day_range(&self, i: usize, dir: Tense) -> Option<Cand> {
+        if self.resolver == Resolver::V1 {
+            return None;
+        }
+        let j = if self.is(i, &["from", "between"]) && self.sp(i + 1) {
+            i + 1
+        } else {
+            i
+        };
+        let (a, _) = day_num(self.w(j)?)?;
+        let link = self.gap(j + 1).trim();
+        let k = if matches!(link, "-" | "\u{2013}" | "\u{2014}") {
+            j + 1
+        } else if self.word_is(j + 1, &["to", "until", "till", "through", "and"]) && self.sp(j + 2)
+        {
+            j + 2
+        } else {
+            return None;
+        };
+        let (b, _) = day_num(self.w(k)?)?;
+        if !self.sp(k + 1) || b < a {
+            return None;
+        }
+        let month = month_any(self.w(k + 1)?)?;
+        let (first, e, year_basis) = match self.year_after(k + 2) {
+            Some(y) => (NaiveDate::from_ymd_opt(y, month, a)?, k + 3, None),
+            None => {
+                let (d, basis) = self.yearless(i, month, a, dir)?;
+                (d, k + 2, basis)
+            }
+        };
+        let last = NaiveDate::from_ymd_opt(first.year(), month, b)?;
+        let mut c = self.cand(i, e, (first, last), Precision::Range, TimeBasis::Explicit)?;
+        c.year_basis = year_basis;
+        Some(c)
     }
 
     /// "May 2023", "May of 2023", "May, 2023".
@@ -1456,6 +1685,10 @@ impl<'a> Ctx<'a> {
             return None;
         }
         let month = self.bare_month(i + 1)?;
+        if self.recurring {
+            // [`Resolver::V2`]: "every year in May" is no one month.
+            return None;
+        }
         let (y, cur) = (self.today.year(), self.today.month());
         let year = match trigger {
             "last" if month < cur => y,
@@ -1688,6 +1921,7 @@ impl<'a> Ctx<'a> {
             precision: Precision::Range,
             basis: best.basis,
             tense: None,
+            year_basis: best.year_basis,
         })
     }
 
@@ -1748,6 +1982,7 @@ impl<'a> Ctx<'a> {
             precision,
             basis: TimeBasis::Explicit,
             tense: None,
+            year_basis: None,
         })
     }
 }
@@ -1971,6 +2206,251 @@ mod tests {
         );
     }
 
+    /// (text, mention, expected first and last local day) of the
+    /// expression that best dates the text under [`Resolver::V2`]
+    /// (`heuristic-extractor@4`); `None`: no single interval. Future plans
+    /// with and without weekdays, past events, recurring events, cancelled
+    /// plans, durations and ranges, "last"/"next" around year boundaries.
+    #[rustfmt::skip]
+    const V2_ROWS: &[(&str, &str, Option<(&str, &str)>)] = &[
+        ("Noted: Sintra day trip on Monday 20 May.", "2024-04-20T19:09:35+02:00", Some(("2024-05-20", "2024-05-20"))),
+        ("Noted: dinner with Joao on Thursday 16 May.", "2024-05-10T21:46:48+02:00", Some(("2024-05-16", "2024-05-16"))),
+        ("Check-in is on Friday 17 May from 15:00.", "2024-05-10T10:00:00Z", Some(("2024-05-17", "2024-05-17"))),
+        ("Check-out is Tuesday 21 May by 11:00.", "2024-05-10T10:00:00Z", Some(("2024-05-21", "2024-05-21"))),
+        ("We'll meet on Wednesday, 3 January.", "2023-12-20T10:00:00Z", Some(("2024-01-03", "2024-01-03"))),
+        ("The party is on Saturday 6 January.", "2023-12-28T10:00:00Z", Some(("2024-01-06", "2024-01-06"))),
+        ("My flight leaves on Friday 10 January.", "2024-11-02T10:00:00Z", Some(("2025-01-10", "2025-01-10"))),
+        ("The workshop runs on Thursday 14 March.", "2024-02-01T10:00:00Z", Some(("2024-03-14", "2024-03-14"))),
+        ("Our anniversary dinner is Friday 28 June.", "2024-06-01T10:00:00Z", Some(("2024-06-28", "2024-06-28"))),
+        ("Noted: dentist on Wednesday 2 October.", "2024-09-15T10:00:00Z", Some(("2024-10-02", "2024-10-02"))),
+        ("Noted: call with Priya on Monday 5 January.", "2025-12-30T10:00:00Z", Some(("2026-01-05", "2026-01-05"))),
+        ("I'm flying out on Friday 9 August.", "2024-07-01T10:00:00Z", Some(("2024-08-09", "2024-08-09"))),
+        ("The review is scheduled for Monday 1 April.", "2024-03-01T10:00:00Z", Some(("2024-04-01", "2024-04-01"))),
+        ("We are going to hike on Saturday 27 April.", "2024-04-01T10:00:00Z", Some(("2024-04-27", "2024-04-27"))),
+        ("The concert is on Sunday 5 May.", "2024-05-01T10:00:00Z", Some(("2024-05-05", "2024-05-05"))),
+        ("We'll meet on Monday, May 20.", "2024-04-20T10:00:00Z", Some(("2024-05-20", "2024-05-20"))),
+        ("Noted: demo on Tuesday January 9.", "2023-12-15T10:00:00Z", Some(("2024-01-09", "2024-01-09"))),
+        ("The match is on Saturday August 24th.", "2024-08-01T10:00:00Z", Some(("2024-08-24", "2024-08-24"))),
+        ("I'll see you Friday, November 1.", "2024-10-30T10:00:00Z", Some(("2024-11-01", "2024-11-01"))),
+        ("We go on Monday, the 20th of May.", "2024-05-01T10:00:00Z", Some(("2024-05-20", "2024-05-20"))),
+        ("Our trip starts on Monday February 2.", "2025-11-20T10:00:00Z", Some(("2026-02-02", "2026-02-02"))),
+        ("The launch is Thursday February 29.", "2024-01-02T10:00:00Z", Some(("2024-02-29", "2024-02-29"))),
+        ("Booked: the spa on Saturday 8 June.", "2024-05-28T10:00:00Z", Some(("2024-06-08", "2024-06-08"))),
+        ("We went hiking on Saturday 4 May.", "2024-05-10T10:00:00Z", Some(("2024-05-04", "2024-05-04"))),
+        ("We celebrated on Sunday 31 December.", "2024-01-05T10:00:00Z", Some(("2023-12-31", "2023-12-31"))),
+        ("I ran a half marathon on Sunday 18 February.", "2024-03-01T10:00:00Z", Some(("2024-02-18", "2024-02-18"))),
+        ("The storm hit on Tuesday 24 December.", "2025-01-03T10:00:00Z", Some(("2024-12-24", "2024-12-24"))),
+        ("My sister visited on Saturday, June 1.", "2024-06-15T10:00:00Z", Some(("2024-06-01", "2024-06-01"))),
+        ("We moved in on Friday 17 November.", "2024-02-10T10:00:00Z", Some(("2023-11-17", "2023-11-17"))),
+        ("I started the job on Monday 2 September.", "2024-09-30T10:00:00Z", Some(("2024-09-02", "2024-09-02"))),
+        ("We adopted the cat on Saturday, April 13.", "2024-04-15T10:00:00Z", Some(("2024-04-13", "2024-04-13"))),
+        ("I had surgery on Tuesday 3 December.", "2024-12-28T10:00:00Z", Some(("2024-12-03", "2024-12-03"))),
+        ("The outage was on Tuesday 16 January.", "2024-01-20T10:00:00Z", Some(("2024-01-16", "2024-01-16"))),
+        ("We fixed Monday 20 May for the trip.", "2024-04-20T10:00:00Z", Some(("2024-05-20", "2024-05-20"))),
+        ("She said Tuesday 2 January works.", "2023-12-20T10:00:00Z", Some(("2024-01-02", "2024-01-02"))),
+        ("He told me Friday 3 January.", "2024-12-20T10:00:00Z", Some(("2025-01-03", "2025-01-03"))),
+        ("I'm going to Porto on 14 May.", "2024-04-20T10:00:00Z", Some(("2024-05-14", "2024-05-14"))),
+        ("We will fly on 3 January.", "2023-12-20T10:00:00Z", Some(("2024-01-03", "2024-01-03"))),
+        ("I plan to visit on 2 February.", "2024-03-01T10:00:00Z", Some(("2025-02-02", "2025-02-02"))),
+        ("We're going to the lake on 10 August.", "2024-08-20T10:00:00Z", Some(("2025-08-10", "2025-08-10"))),
+        ("I'll call her on May 8th.", "2023-06-01T10:00:00Z", Some(("2024-05-08", "2024-05-08"))),
+        ("We are planning a party on 1 March.", "2024-02-20T10:00:00Z", Some(("2024-03-01", "2024-03-01"))),
+        ("Noted: Sintra day trip on 20 May.", "2024-04-20T10:00:00Z", Some(("2024-05-20", "2024-05-20"))),
+        ("Noted: dinner with Joao in Porto on 16 May.", "2024-05-10T21:46:48+02:00", Some(("2024-05-16", "2024-05-16"))),
+        ("I booked the train: 17 May, 11:09 from Porto.", "2024-05-10T21:40:22+02:00", Some(("2024-05-17", "2024-05-17"))),
+        ("I reserved a table for 2 January.", "2023-12-29T10:00:00Z", Some(("2024-01-02", "2024-01-02"))),
+        ("The invoice is due on 5 January.", "2023-12-15T10:00:00Z", Some(("2024-01-05", "2024-01-05"))),
+        ("Got it — two window seats on 17 May.", "2024-04-27T10:16:05+02:00", Some(("2024-05-17", "2024-05-17"))),
+        ("The talk is scheduled for 12 March.", "2024-01-10T10:00:00Z", Some(("2024-03-12", "2024-03-12"))),
+        ("We confirmed the venue for 30 June.", "2024-07-05T10:00:00Z", Some(("2025-06-30", "2025-06-30"))),
+        ("I'll be back on the 2nd of January.", "2024-12-20T10:00:00Z", Some(("2025-01-02", "2025-01-02"))),
+        ("We want to marry on 9 September.", "2024-10-01T10:00:00Z", Some(("2025-09-09", "2025-09-09"))),
+        ("Can't wait for 24 December!", "2024-11-01T10:00:00Z", Some(("2024-12-24", "2024-12-24"))),
+        ("I hope to finish by 15 April.", "2024-01-15T10:00:00Z", Some(("2024-04-15", "2024-04-15"))),
+        ("We're thinking about going on 4 July.", "2024-07-10T10:00:00Z", Some(("2025-07-04", "2025-07-04"))),
+        ("Looking forward to 1 January.", "2024-12-31T10:00:00Z", Some(("2025-01-01", "2025-01-01"))),
+        ("The contract was arranged for 1 February.", "2024-01-20T10:00:00Z", Some(("2024-02-01", "2024-02-01"))),
+        ("I postponed the visit to 3 June.", "2024-05-15T10:00:00Z", Some(("2024-06-03", "2024-06-03"))),
+        ("We rescheduled the call to 7 May.", "2024-04-30T10:00:00Z", Some(("2024-05-07", "2024-05-07"))),
+        ("I'm gonna start on 6 January.", "2024-12-01T10:00:00Z", Some(("2025-01-06", "2025-01-06"))),
+        ("We will move on 30 November.", "2024-11-30T10:00:00Z", Some(("2024-11-30", "2024-11-30"))),
+        ("We met on 8 May.", "2024-06-01T10:00:00Z", Some(("2024-05-08", "2024-05-08"))),
+        ("I visited Lisbon on 28 December.", "2024-01-05T10:00:00Z", Some(("2023-12-28", "2023-12-28"))),
+        ("We went to the beach on 2 July.", "2024-07-01T10:00:00Z", Some(("2023-07-02", "2023-07-02"))),
+        ("I finished the course on 30 January.", "2024-02-02T10:00:00Z", Some(("2024-01-30", "2024-01-30"))),
+        ("My son was born on 12 October.", "2024-03-01T10:00:00Z", Some(("2023-10-12", "2023-10-12"))),
+        ("We adopted Luna on June 5th.", "2024-06-10T10:00:00Z", Some(("2024-06-05", "2024-06-05"))),
+        ("I got married on 20 May.", "2024-04-20T10:00:00Z", Some(("2023-05-20", "2023-05-20"))),
+        ("The team shipped the release on 3 March.", "2024-03-20T10:00:00Z", Some(("2024-03-03", "2024-03-03"))),
+        ("I ran my first race on 31 December.", "2024-01-01T10:00:00Z", Some(("2023-12-31", "2023-12-31"))),
+        ("We started dating on 14 February.", "2024-02-13T10:00:00Z", Some(("2023-02-14", "2023-02-14"))),
+        ("I lost my keys on the 9th of April.", "2024-04-12T10:00:00Z", Some(("2024-04-09", "2024-04-09"))),
+        ("She called me on 1 January.", "2024-01-01T10:00:00Z", Some(("2024-01-01", "2024-01-01"))),
+        ("We migrated to ClickHouse on 15 November.", "2024-01-10T10:00:00Z", Some(("2023-11-15", "2023-11-15"))),
+        ("I stopped smoking on 2 August.", "2024-08-01T10:00:00Z", Some(("2023-08-02", "2023-08-02"))),
+        ("We sold the house on 25 September.", "2024-10-01T10:00:00Z", Some(("2024-09-25", "2024-09-25"))),
+        ("The concert is on 3 June.", "2024-05-20T10:00:00Z", Some(("2024-06-03", "2024-06-03"))),
+        ("My birthday is 2 January.", "2023-12-28T10:00:00Z", Some(("2024-01-02", "2024-01-02"))),
+        ("Her birthday is 30 December.", "2024-01-03T10:00:00Z", Some(("2023-12-30", "2023-12-30"))),
+        ("The deadline is 1 March.", "2024-02-20T10:00:00Z", Some(("2024-03-01", "2024-03-01"))),
+        ("Payday is 15 May.", "2024-05-14T10:00:00Z", Some(("2024-05-15", "2024-05-15"))),
+        ("The exam is on 10 July.", "2024-07-12T10:00:00Z", Some(("2024-07-10", "2024-07-10"))),
+        ("Our office closes 24 December.", "2024-01-10T10:00:00Z", Some(("2023-12-24", "2023-12-24"))),
+        ("The ferry on 11 April is full.", "2024-04-01T10:00:00Z", Some(("2024-04-11", "2024-04-11"))),
+        ("Every 20 May we go back to Sintra.", "2024-04-20T10:00:00Z", None),
+        ("Each year on 14 May I call my grandmother.", "2024-04-20T10:00:00Z", None),
+        ("We celebrate annually on 3 June.", "2024-04-20T10:00:00Z", None),
+        ("Every 1st of January we swim in the sea.", "2024-04-20T10:00:00Z", None),
+        ("Each 25 December the whole family meets.", "2024-04-20T10:00:00Z", None),
+        ("Every year on 4 July we have a barbecue.", "2024-04-20T10:00:00Z", None),
+        ("My rent is due yearly on 1 March.", "2024-04-20T10:00:00Z", None),
+        ("Every Saturday we play chess.", "2024-04-20T10:00:00Z", None),
+        ("Every Monday I go swimming.", "2024-04-20T10:00:00Z", None),
+        ("Each Friday we order pizza.", "2024-04-20T10:00:00Z", None),
+        ("Nothing serious, but we cancelled the Sintra day trip on 20 May.", "2024-05-10T21:31:38+02:00", Some(("2024-05-20", "2024-05-20"))),
+        ("I've taken the Sintra trip on 20 May out of the plan.", "2024-05-10T21:31:49+02:00", Some(("2024-05-20", "2024-05-20"))),
+        ("We canceled the dinner on 16 May.", "2024-05-10T10:00:00Z", Some(("2024-05-16", "2024-05-16"))),
+        ("The flight on 3 January was cancelled.", "2023-12-20T10:00:00Z", Some(("2024-01-03", "2024-01-03"))),
+        ("They cancelled the concert on Saturday 8 June.", "2024-05-30T10:00:00Z", Some(("2024-06-08", "2024-06-08"))),
+        ("I cancelled my appointment on 2 February.", "2024-01-28T10:00:00Z", Some(("2024-02-02", "2024-02-02"))),
+        ("We called off the trip on 12 August.", "2024-08-01T10:00:00Z", Some(("2024-08-12", "2024-08-12"))),
+        ("Got it: Porto 14–17 May, Lisbon 17–21 May.", "2024-04-20T19:07:12+02:00", Some(("2024-05-14", "2024-05-17"))),
+        ("Roughly 14 to 17 May in Porto, then Lisbon.", "2024-04-20T19:07:00+02:00", Some(("2024-05-14", "2024-05-17"))),
+        ("We'll be in Rome from 3 to 9 June.", "2024-05-01T10:00:00Z", Some(("2024-06-03", "2024-06-09"))),
+        ("We were in Rome from 3 to 9 June.", "2024-07-01T10:00:00Z", Some(("2024-06-03", "2024-06-09"))),
+        ("We were in Rome 3-9 June.", "2024-05-01T10:00:00Z", Some(("2023-06-03", "2023-06-09"))),
+        ("The conference runs 28–30 December.", "2024-12-01T10:00:00Z", Some(("2024-12-28", "2024-12-30"))),
+        ("Booked the cabin 2–5 January.", "2024-12-10T10:00:00Z", Some(("2025-01-02", "2025-01-05"))),
+        ("We stayed 10-12 March 2023 at a farm.", "2024-05-01T10:00:00Z", Some(("2023-03-10", "2023-03-12"))),
+        ("I was off between 5 and 8 August.", "2024-08-20T10:00:00Z", Some(("2024-08-05", "2024-08-08"))),
+        ("I've lived here for four years.", "2024-04-20T10:00:00Z", Some(("2020-04-20", "2024-04-20"))),
+        ("I have been running for the past 5 years.", "2024-01-10T10:00:00Z", Some(("2019-01-10", "2024-01-10"))),
+        ("We've been together for two months now.", "2024-03-31T10:00:00Z", Some(("2024-01-31", "2024-03-31"))),
+        ("I worked there for about a year.", "2024-02-29T10:00:00Z", Some(("2023-02-28", "2024-02-29"))),
+        ("I've been learning Portuguese since 2022.", "2024-04-20T10:00:00Z", Some(("2022-01-01", "2024-04-20"))),
+        ("We've been friends since March.", "2024-01-15T10:00:00Z", Some(("2023-03-01", "2024-01-15"))),
+        ("I'll be in Paris for two weeks.", "2024-04-20T10:00:00Z", None),
+        ("We will stay for three nights.", "2024-04-20T10:00:00Z", None),
+        ("See you next month.", "2023-12-15T10:00:00Z", Some(("2024-01-01", "2024-01-31"))),
+        ("We moved last month.", "2024-01-10T10:00:00Z", Some(("2023-12-01", "2023-12-31"))),
+        ("We'll renovate next year.", "2023-12-31T10:00:00Z", Some(("2024-01-01", "2024-12-31"))),
+        ("I graduated last year.", "2024-01-01T10:00:00Z", Some(("2023-01-01", "2023-12-31"))),
+        ("I was sick last week.", "2024-01-03T10:00:00Z", Some(("2023-12-25", "2023-12-31"))),
+        ("I start the job next week.", "2023-12-28T10:00:00Z", Some(("2024-01-01", "2024-01-07"))),
+        ("We'll talk next Friday.", "2023-12-27T10:00:00Z", Some(("2024-01-05", "2024-01-05"))),
+        ("I saw her last Friday.", "2024-01-02T10:00:00Z", Some(("2023-12-29", "2023-12-29"))),
+        ("We're getting married next May.", "2023-12-10T10:00:00Z", Some(("2024-05-01", "2024-05-31"))),
+        ("We went skiing last December.", "2024-01-15T10:00:00Z", Some(("2023-12-01", "2023-12-31"))),
+        ("We went skiing last December.", "2024-12-20T10:00:00Z", Some(("2023-12-01", "2023-12-31"))),
+        ("We'll go skiing next January.", "2024-12-20T10:00:00Z", Some(("2025-01-01", "2025-01-31"))),
+        ("We'll go skiing next January.", "2025-01-10T10:00:00Z", Some(("2026-01-01", "2026-01-31"))),
+        ("I was in Tokyo last January.", "2024-01-20T10:00:00Z", Some(("2023-01-01", "2023-01-31"))),
+        ("We met last weekend.", "2024-01-02T10:00:00Z", Some(("2023-12-30", "2023-12-31"))),
+        ("We'll meet next weekend.", "2023-12-28T10:00:00Z", Some(("2024-01-06", "2024-01-07"))),
+        ("See you next Monday.", "2023-12-31T10:00:00Z", Some(("2024-01-01", "2024-01-01"))),
+        ("I called him last Sunday.", "2024-01-01T10:00:00Z", Some(("2023-12-31", "2023-12-31"))),
+        ("We're visiting in January.", "2023-12-05T10:00:00Z", Some(("2024-01-01", "2024-01-31"))),
+        ("We visited in December.", "2024-01-05T10:00:00Z", Some(("2023-12-01", "2023-12-31"))),
+        ("I'll fly home tomorrow.", "2023-12-31T10:00:00Z", Some(("2024-01-01", "2024-01-01"))),
+        ("I flew home yesterday.", "2024-01-01T10:00:00Z", Some(("2023-12-31", "2023-12-31"))),
+        ("We went two weeks ago.", "2024-01-05T10:00:00Z", Some(("2023-12-18", "2023-12-24"))),
+        ("I'll go in three days.", "2023-12-30T10:00:00Z", Some(("2024-01-02", "2024-01-02"))),
+        ("The year before last we hiked.", "2024-01-05T10:00:00Z", Some(("2022-01-01", "2022-12-31"))),
+        ("We'll see each other the month after next.", "2023-11-20T10:00:00Z", Some(("2024-01-01", "2024-01-31"))),
+        ("We met on 8 May 2023.", "2024-01-10T10:00:00Z", Some(("2023-05-08", "2023-05-08"))),
+        ("The trip is on Monday 20 May 2024.", "2023-01-10T10:00:00Z", Some(("2024-05-20", "2024-05-20"))),
+        ("I was in Lisbon in 2022 for a work conference.", "2024-04-20T10:00:00Z", Some(("2022-01-01", "2022-12-31"))),
+        ("We'll launch on 2025-03-01.", "2024-04-20T10:00:00Z", Some(("2025-03-01", "2025-03-01"))),
+        ("Noted: review on May 3, 2025.", "2024-04-20T10:00:00Z", Some(("2025-05-03", "2025-05-03"))),
+        ("I prefer window seats, on trains and on planes.", "2024-04-20T10:00:00Z", None),
+        ("Sintra is a must.", "2024-04-20T10:00:00Z", None),
+        ("May I ask you something?", "2024-04-20T10:00:00Z", None),
+        ("We may go, it may rain.", "2024-04-20T10:00:00Z", None),
+        ("I love pottery.", "2024-04-20T10:00:00Z", None),
+    ];
+
+    /// The first and last millisecond of local days `a..=b` at the offset of
+    /// `at`, in UTC.
+    fn local_days(a: &str, b: &str, at: SourceTime) -> (String, String) {
+        let off = i64::from(at.offset_minutes.unwrap_or(0)) * 60_000;
+        let day = |d: &str| {
+            NaiveDate::parse_from_str(d, "%Y-%m-%d")
+                .expect("row date")
+                .and_hms_opt(0, 0, 0)
+                .expect("midnight")
+                .and_utc()
+                .timestamp_millis()
+                - off
+        };
+        (
+            Timestamp(day(a)).to_rfc3339(),
+            Timestamp(day(b) + 86_400_000 - 1).to_rfc3339(),
+        )
+    }
+
+    #[test]
+    fn v2_table() {
+        let mut failures = Vec::new();
+        for (k, &(text, at, want)) in V2_ROWS.iter().enumerate() {
+            let when = mention(at);
+            let found = resolve_best_with(text, when, Resolver::V2);
+            let got = found
+                .as_ref()
+                .and_then(|e| Some((e.happened_start?.to_rfc3339(), e.happened_end?.to_rfc3339())));
+            let want = want.map(|(a, b)| local_days(a, b, when));
+            if got != want {
+                failures.push(format!(
+                    "row {k} {text:?} @ {at}: got {got:?} ({:?}), want {want:?}",
+                    found.map(|e| e.text)
+                ));
+            }
+        }
+        assert!(V2_ROWS.len() >= 150, "{} rows", V2_ROWS.len());
+        assert!(
+            failures.is_empty(),
+            "{} failures:\n{}",
+            failures.len(),
+            failures.join("\n")
+        );
+    }
+
+    #[test]
+    fn v2_records_the_year_basis_and_v1_is_unchanged() {
+        let at = mention("2024-04-20T19:09:35+02:00");
+        let text = "Noted: Sintra day trip on Monday 20 May.";
+        let v1 = resolve_best(text, at).expect("v1 date");
+        let v2 = resolve_best_with(text, at, Resolver::V2).expect("v2 date");
+        assert_eq!(
+            v1.happened_start.map(Timestamp::to_rfc3339).as_deref(),
+            Some("2023-05-19T22:00:00.000Z"),
+            "version 1 stays as it was"
+        );
+        assert_eq!(v1.year_basis, None);
+        assert_eq!(
+            v2.happened_start.map(Timestamp::to_rfc3339).as_deref(),
+            Some("2024-05-19T22:00:00.000Z")
+        );
+        assert_eq!(v2.year_basis, Some(YearBasis::Weekday));
+        assert_eq!(v2.tense, Tense::Future);
+        let basis = |t: &str, m: &str| {
+            resolve_best_with(t, mention(m), Resolver::V2).and_then(|e| e.year_basis)
+        };
+        let m = "2024-05-10T10:00:00Z";
+        assert_eq!(
+            basis("I booked the train: 17 May.", m),
+            Some(YearBasis::Arrangement)
+        );
+        assert_eq!(basis("We met on 8 May.", m), Some(YearBasis::Tense));
+        assert_eq!(
+            basis("The concert is on 3 June.", m),
+            Some(YearBasis::Nearest)
+        );
+        assert_eq!(basis("We met on 8 May 2023.", m), None);
+        // Version 1 reads no day range.
+        let r = resolve_best("Got it: Porto 14–17 May.", mention(m)).expect("v1");
+        assert_eq!(r.text, "17 May");
+    }
+
     fn texts(text: &str, at: &str) -> Vec<String> {
         find_time_expressions(text, mention(at))
             .into_iter()
@@ -2084,7 +2564,7 @@ mod tests {
 
     /// The parser without the anchor check.
     fn unfiltered(text: &str, at: SourceTime) -> Vec<TimeExpression> {
-        find_in(text, tokenize(text), at)
+        find_in(text, tokenize(text), at, Resolver::V1)
     }
 
     /// Every word of the lexicon and of the parsers, with fillers: any
@@ -2243,7 +2723,7 @@ mod tests {
                 };
                 for when in at {
                     assert_eq!(
-                        find_uncached(text, when),
+                        find_uncached(text, when, Resolver::V1),
                         unfiltered(text, when),
                         "{text:?}"
                     );
@@ -2294,7 +2774,7 @@ mod tests {
         fn anchors_are_necessary(words in proptest::collection::vec(proptest::sample::select(LEXICON.to_vec()), 0..8), ms in 0i64..4_000_000_000_000i64) {
             let text = words.join(" ");
             let at = SourceTime::utc_without_offset(ms);
-            proptest::prop_assert_eq!(find_uncached(&text, at), unfiltered(&text, at), "{}", text);
+            proptest::prop_assert_eq!(find_uncached(&text, at, Resolver::V1), unfiltered(&text, at), "{}", text);
         }
 
         #[test]
