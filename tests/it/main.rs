@@ -34,6 +34,7 @@ mod external_import_merge;
 mod external_import_supersede;
 mod external_import_text;
 mod external_import_undo;
+mod extractor_v4;
 mod facade_api;
 mod format_fixture;
 mod governance;
