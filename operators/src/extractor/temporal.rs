@@ -2206,13 +2206,20 @@ mod tests {
         );
     }
 
+    /// Text, mention, expected first and last local day.
+    type V2Row = (
+        &'static str,
+        &'static str,
+        Option<(&'static str, &'static str)>,
+    );
+
     /// (text, mention, expected first and last local day) of the
     /// expression that best dates the text under [`Resolver::V2`]
     /// (`heuristic-extractor@4`); `None`: no single interval. Future plans
     /// with and without weekdays, past events, recurring events, cancelled
     /// plans, durations and ranges, "last"/"next" around year boundaries.
     #[rustfmt::skip]
-    const V2_ROWS: &[(&str, &str, Option<(&str, &str)>)] = &[
+    const V2_ROWS: &[V2Row] = &[
         ("Noted: Sintra day trip on Monday 20 May.", "2024-04-20T19:09:35+02:00", Some(("2024-05-20", "2024-05-20"))),
         ("Noted: dinner with Joao on Thursday 16 May.", "2024-05-10T21:46:48+02:00", Some(("2024-05-16", "2024-05-16"))),
         ("Check-in is on Friday 17 May from 15:00.", "2024-05-10T10:00:00Z", Some(("2024-05-17", "2024-05-17"))),
