@@ -88,8 +88,21 @@ impl Projector for HeuristicProjectorV3 {
                     event.tenant, input.tenant
                 )));
             }
+        }
+        // Names before a vehicle or venue word anywhere in the batch.
+        let mut vehicles: BTreeSet<String> = NOT_PLACES.iter().map(|w| (*w).to_owned()).collect();
+        for (_, event) in input.events {
+            for s in event
+                .quotes
+                .iter()
+                .flat_map(|q| Splitter::Shared.sentences(q))
+            {
+                mark_vehicles(&mut vehicles, &s);
+            }
+        }
+        for (id, event) in input.events {
             if seen.insert(*id) {
-                project_event(*id, event, &mut builder);
+                project_event(*id, event, &vehicles, &mut builder);
             }
         }
         clean_values(&mut builder);
@@ -127,7 +140,15 @@ const BAD_STARTS: &[&str] = &[
     "was", "were", "is", "are", "am", "be", "been", "being", "has", "have", "had", "do", "does",
     "did", "will", "would", "can", "could", "should", "may", "might", "must", "get", "got", "go",
     "going", "gonna", "there", "here", "that", "this", "it", "what", "how", "why", "when",
-    "where", "who", "which", "so", "very", "too", "not", "no",
+    "where", "who", "which", "so", "very", "too", "not", "no", "on", "in", "at", "to", "for",
+    "with", "from", "by", "of", "about", "few", "thinking", "looking", "seeing", "feeling",
+    "getting", "trying", "doing", "caring", "huge", "first", "step", "tell", "pass",
+];
+
+/// Units of a trailing duration dropped from a value (`three years`).
+const DURATIONS: &[&str] = &[
+    "minutes", "hours", "days", "weeks", "months", "years", "minute", "hour", "day", "week",
+    "month", "year", "ago",
 ];
 
 /// Words that end a noun phrase.
@@ -139,7 +160,7 @@ const NP_END: &[&str] = &[
     "have", "had", "i", "i'm", "we", "you", "he", "she", "they", "it", "it's", "yesterday",
     "today", "tomorrow", "tonight", "now", "recently", "lately", "again", "too", "last", "next",
     "this", "really", "so", "soon", "anymore", "though", "lol", "haha", "since", "ago", "every",
-    "also", "there", "here", "then", "yet", "already", "just", "instead",
+    "also", "there", "here", "then", "yet", "already", "just", "instead", "named", "called",
 ];
 
 /// Determiners skipped at the start of a noun phrase.
@@ -264,6 +285,14 @@ pub fn clean_value(value: &str) -> Option<String> {
             break;
         }
     }
+    // A trailing duration (`transitioning three years`).
+    if words.len() > 2
+        && words
+            .last()
+            .is_some_and(|w| DURATIONS.contains(&normalize_name(w).as_str()))
+    {
+        words.truncate(words.len() - 2);
+    }
     let first = normalize_name(words.first()?);
     if BAD_STARTS.contains(&first.as_str())
         || (words.len() == 1 && FUNCTION_WORDS.contains(&first.as_str()))
@@ -324,10 +353,7 @@ fn verb_np_at(s: &Sent, i: usize) -> Option<String> {
     if verb.is_any(FUNCTION_WORDS) {
         return None;
     }
-    match np_at(s, i + 1, 4) {
-        Some((_, np)) => Some(format!("{} {np}", verb.lower)),
-        None => clean_value(&verb.lower),
-    }
+    np_at(s, i + 1, 4).map(|(_, np)| format!("{} {np}", verb.lower))
 }
 
 /// The subject of the verb at `i` when it is a person (the speaker or a
@@ -339,7 +365,7 @@ fn subject(ctx: &EventCtx, s: &Sent, i: usize) -> Option<super::Key> {
 // ---------------------------------------------------------------------------
 // One event.
 
-fn project_event(id: RecordId, event: &Event, b: &mut Builder) {
+fn project_event(id: RecordId, event: &Event, vehicles: &BTreeSet<String>, b: &mut Builder) {
     let t = &event.temporal;
     let mentioned = Some(t.mentioned_at.instant());
     let time = if t.status == Occurrence::Planned {
@@ -353,7 +379,7 @@ fn project_event(id: RecordId, event: &Event, b: &mut Builder) {
         status: t.status,
         speaker: None,
         persons: BTreeMap::new(),
-        non_places: NOT_PLACES.iter().map(|w| (*w).to_owned()).collect(),
+        non_places: vehicles.clone(),
     };
     for (i, p) in t.participants.iter().enumerate() {
         let tag = if i == 0 { "speaker" } else { "participant" };
@@ -377,9 +403,6 @@ fn project_event(id: RecordId, event: &Event, b: &mut Builder) {
         .iter()
         .flat_map(|q| Splitter::Shared.sentences(q))
         .collect();
-    for s in &sents {
-        mark_vehicles(&mut ctx, s);
-    }
     let matchers: [fn(&mut EventCtx, &mut Builder, &mut Sent); 21] = [
         match_colleagues,
         match_kinship,
@@ -411,11 +434,11 @@ fn project_event(id: RecordId, event: &Event, b: &mut Builder) {
 }
 
 /// Names before a vehicle or venue word are no places.
-fn mark_vehicles(ctx: &mut EventCtx, s: &Sent) {
+fn mark_vehicles(out: &mut BTreeSet<String>, s: &Sent) {
     for i in 0..s.len() {
         if let Some(n) = s.any_name_at(i, 3) {
             if s.is_any(n.end, VEHICLES) || s.is(i.wrapping_sub(1), "hotel") {
-                ctx.non_places.insert(normalize_name(&n.text));
+                out.insert(normalize_name(&n.text));
             }
         }
     }
@@ -805,5 +828,303 @@ fn match_responsibilities(ctx: &mut EventCtx, b: &mut Builder, s: &mut Sent) {
         };
         let who = subject(ctx, s, i);
         set_fact(ctx, b, who, "responsibilities", np);
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+mod tests {
+    use super::*;
+    use strataflow_record::record::{
+        Assertion, Criticality, EventTemporal, EventType, Precision, Scope, TimeBasis,
+    };
+    use strataflow_record::{SourceTime, Timestamp};
+
+    /// 2023-05-08T12:00:00Z.
+    const T0: i64 = 1_683_547_200_000;
+
+    fn event(quote: &str) -> Event {
+        Event {
+            tenant: "t".to_owned(),
+            block: RecordId([200; 32]),
+            source_messages: vec![RecordId([201; 32])],
+            title: "title".to_owned(),
+            summary: "summary".to_owned(),
+            narrative: "narrative".to_owned(),
+            tags: Vec::new(),
+            quotes: vec![quote.to_owned()],
+            temporal: EventTemporal {
+                mentioned_at: SourceTime::utc_without_offset(T0),
+                happened_start: None,
+                happened_end: None,
+                original_text: None,
+                precision: Precision::Day,
+                basis: TimeBasis::Relative,
+                status: Occurrence::Occurred,
+                participants: vec!["Ana".to_owned()],
+                event_type: EventType::Other,
+                supersedes: Vec::new(),
+                conflicts_with: Vec::new(),
+            },
+            scope: Scope::User,
+            criticality: Criticality::Routine,
+            confidence_milli: 800,
+        }
+    }
+
+    fn project(quotes: &[&str]) -> Vec<GraphAssertion> {
+        let events: Vec<(RecordId, Event)> = quotes
+            .iter()
+            .enumerate()
+            .map(|(i, q)| (RecordId([u8::try_from(i).unwrap() + 1; 32]), event(q)))
+            .collect();
+        HeuristicProjectorV3
+            .project(&ProjectionInput {
+                tenant: "t",
+                events: &events,
+                attempt: 1,
+            })
+            .unwrap()
+    }
+
+    /// `key: value` of every fact of Ana, and `relation -> target` of her
+    /// edges.
+    fn said(quote: &str) -> Vec<String> {
+        let out = project(&[quote]);
+        let mut got = Vec::new();
+        for a in &out {
+            match &a.assertion {
+                Assertion::Node { key, facts, .. } if key.name == "ana" => {
+                    for f in facts {
+                        for v in &f.values {
+                            got.push(format!("{}: {v}", f.key));
+                        }
+                    }
+                }
+                Assertion::Edge {
+                    from, to, relation, ..
+                } if from.name == "ana" => got.push(format!("{relation} -> {}", to.name)),
+                _ => {}
+            }
+        }
+        got
+    }
+
+    fn table(cases: &[(&str, &[&str])]) {
+        for (quote, want) in cases {
+            let got = said(quote);
+            for w in *want {
+                assert!(
+                    got.iter().any(|g| g == w),
+                    "{quote:?}: want {w:?}, got {got:?}"
+                );
+            }
+        }
+    }
+
+    fn absent(cases: &[(&str, &str)]) {
+        for (quote, not) in cases {
+            let got = said(quote);
+            assert!(
+                !got.iter().any(|g| g.starts_with(not)),
+                "{quote:?}: unwanted {not:?} in {got:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn activities() {
+        table(&[
+            (
+                "I went to a LGBTQ support group yesterday and it was so powerful.",
+                &["attended: LGBTQ support group"],
+            ),
+            (
+                "I ran a charity race for mental health last Saturday.",
+                &["activities: ran charity race"],
+            ),
+            (
+                "Last week I attended an LGBTQ+ pride parade.",
+                &["attended: LGBTQ+ pride parade"],
+            ),
+            (
+                "I gave a talk at my school event.",
+                &["activities: gave talk"],
+            ),
+        ]);
+        absent(&[("I attended for a few weeks.", "attended: few")]);
+    }
+
+    #[test]
+    fn hobbies_study_and_starts() {
+        table(&[
+            (
+                "I'm learning the piano to get creative.",
+                &["hobbies: piano"],
+            ),
+            ("I just took up pottery.", &["hobbies: pottery"]),
+            (
+                "I'm studying psychology at night.",
+                &["studies: psychology"],
+            ),
+            (
+                "I want to continue my education.",
+                &["studies: education", "goals: continue education"],
+            ),
+            (
+                "I started transitioning three years ago.",
+                &["started: transitioning"],
+            ),
+        ]);
+        absent(&[("I started thinking about it.", "started:")]);
+    }
+
+    #[test]
+    fn plans_goals_and_decisions() {
+        table(&[
+            (
+                "I'm planning to explore career options in counseling.",
+                &["plans: explore career options"],
+            ),
+            (
+                "I'm looking forward to a transgender conference this month.",
+                &["plans: transgender conference"],
+            ),
+            (
+                "We decided to take the train instead of flying.",
+                &["decisions: take train"],
+            ),
+            (
+                "I'm researching adoption agencies.",
+                &["considering: adoption agencies"],
+            ),
+        ]);
+        absent(&[("I want to tell you something.", "goals:")]);
+    }
+
+    #[test]
+    fn possessions_pets_and_family() {
+        table(&[
+            ("I have a dog named Oliver.", &["pets: dog Oliver"]),
+            ("My cat Luna sleeps all day.", &["pets: cat Luna"]),
+            ("I bought a new bike.", &["possessions: bike"]),
+            (
+                "My kids and my husband love the beach.",
+                &["family: kids", "family: husband"],
+            ),
+            (
+                "My friends and mentors are my rocks.",
+                &["relationships: friends"],
+            ),
+        ]);
+        absent(&[("I have a lot of work.", "possessions:")]);
+    }
+
+    #[test]
+    fn health() {
+        table(&[
+            (
+                "I twisted my ankle playing padel.",
+                &["health: twisted ankle"],
+            ),
+            ("I had a cold last week.", &["health: cold"]),
+        ]);
+    }
+
+    #[test]
+    fn work_chat_teams_migrations_and_colleagues() {
+        table(&[
+            (
+                "I'm on the Orbit team at Northwind, we own the data pipeline.",
+                &[
+                    "team: Orbit",
+                    "employer: Northwind",
+                    "member_of -> orbit",
+                    "works_at -> northwind",
+                    "responsibilities: data pipeline",
+                ],
+            ),
+            (
+                "The big item is the migration from Postgres to ClickHouse.",
+                &[
+                    "decisions: migrate from Postgres to ClickHouse",
+                    "migrating_to -> clickhouse",
+                    "migrating_from -> postgres",
+                ],
+            ),
+            (
+                "Priya wants the cutover done before the end of January.",
+                &["knows -> priya"],
+            ),
+        ]);
+    }
+
+    #[test]
+    fn a_changed_team_closes_nothing_here_but_is_a_state_fact() {
+        let out = project(&["I'm on the Orbit team.", "I'm on the Nova team."]);
+        let facts: Vec<_> = out
+            .iter()
+            .filter_map(|a| match &a.assertion {
+                Assertion::Node { key, facts, .. } if key.name == "ana" => Some(facts.clone()),
+                _ => None,
+            })
+            .flatten()
+            .filter(|f| f.key == "team")
+            .collect();
+        assert_eq!(facts.len(), 2, "{facts:?}");
+        assert!(facts.iter().all(|f| f.mode == FactMode::State));
+    }
+
+    #[test]
+    fn values_are_noun_phrases() {
+        for (raw, want) in [
+            ("on", None),
+            ("was there to celebrate us", None),
+            ("on trains", None),
+            ("camping trips with my", Some("camping trips")),
+            ("window seats", Some("window seats")),
+            ("transitioning three years", Some("transitioning")),
+            ("hiking in the mountains", Some("hiking in the mountains")),
+        ] {
+            assert_eq!(clean_value(raw).as_deref(), want, "{raw:?}");
+        }
+        absent(&[
+            ("I like on Sundays to rest.", "likes: on"),
+            (
+                "I prefer window seats, on trains and on planes.",
+                "likes: on",
+            ),
+        ]);
+    }
+
+    #[test]
+    fn vehicles_and_movements_are_no_places() {
+        let out = project(&[
+            "The Alfa Pendular train takes about 3 hours.",
+            "We went to Lisbon on the Alfa Pendular.",
+            "I went to a LGBTQ support group.",
+        ]);
+        let places: Vec<String> = out
+            .iter()
+            .filter_map(|a| match &a.assertion {
+                Assertion::Node { key, .. } if key.node_type == NodeType::Place => {
+                    Some(key.name.clone())
+                }
+                _ => None,
+            })
+            .collect();
+        assert!(!places.contains(&"alfa pendular".to_owned()), "{places:?}");
+        assert!(!places.contains(&"lgbtq".to_owned()), "{places:?}");
+    }
+
+    #[test]
+    fn facts_cite_their_events() {
+        let out = project(&["I have a dog named Oliver.", "I'm learning the piano."]);
+        let ana = out
+            .iter()
+            .find(|a| matches!(&a.assertion, Assertion::Node { key, .. } if key.name == "ana"))
+            .unwrap();
+        assert_eq!(ana.source_events.len(), 2);
+        let _ = Timestamp(T0);
     }
 }
