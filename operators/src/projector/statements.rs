@@ -437,7 +437,9 @@ fn project_event(id: RecordId, event: &Event, vehicles: &BTreeSet<String>, b: &m
 fn mark_vehicles(out: &mut BTreeSet<String>, s: &Sent) {
     for i in 0..s.len() {
         if let Some(n) = s.any_name_at(i, 3) {
-            if s.is_any(n.end, VEHICLES) || s.is(i.wrapping_sub(1), "hotel") {
+            let on_the = s.is(i.wrapping_sub(1), "the")
+                && s.is_any(i.wrapping_sub(2), &["around", "on", "aboard", "board"]);
+            if s.is_any(n.end, VEHICLES) || s.is(i.wrapping_sub(1), "hotel") || on_the {
                 out.insert(normalize_name(&n.text));
             }
         }
@@ -1099,9 +1101,16 @@ mod tests {
 
     #[test]
     fn vehicles_and_movements_are_no_places() {
+        assert!(
+            !format!(
+                "{:?}",
+                project(&["I'll plan around the Alfa Pendular on 17 May."])
+            )
+            .contains("alfa pendular")
+        );
         let out = project(&[
             "The Alfa Pendular train takes about 3 hours.",
-            "We went to Lisbon on the Alfa Pendular.",
+            "I'll plan around the Alfa Pendular on 17 May.",
             "I went to a LGBTQ support group.",
         ]);
         let places: Vec<String> = out
