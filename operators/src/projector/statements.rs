@@ -608,12 +608,13 @@ fn match_considering(ctx: &mut EventCtx, b: &mut Builder, s: &mut Sent) {
 fn match_possessions(ctx: &mut EventCtx, b: &mut Builder, s: &mut Sent) {
     for i in 0..s.len() {
         // `my dog Oliver`.
-        if s.is_any(i, &["my", "our"]) && s.is_any(i + 1, PETS) {
-            if let Some(n) = s.any_name_at(i + 2, 2) {
-                let value = format!("{} {}", s.lower(i + 1), n.text);
-                set_fact(ctx, b, ctx.speaker.clone(), "pets", value);
-                continue;
-            }
+        if let Some(n) = (s.is_any(i, &["my", "our"]) && s.is_any(i + 1, PETS))
+            .then(|| s.any_name_at(i + 2, 2))
+            .flatten()
+        {
+            let value = format!("{} {}", s.lower(i + 1), n.text);
+            set_fact(ctx, b, ctx.speaker.clone(), "pets", value);
+            continue;
         }
         if !s.is_any(
             i,
@@ -734,20 +735,21 @@ fn match_team(ctx: &mut EventCtx, b: &mut Builder, s: &mut Sent) {
             ctx.fact(b, w, "team", vec![team.text.clone()], FactMode::State);
         }
         ctx.edge(b, who.as_ref(), &key, "member_of", true);
-        if s.is_any(team.end + 1, &["at", "for", "in"]) {
-            if let Some(org) = s.name_at(team.end + 2, 4) {
-                if let Some(org_key) = ctx.node(b, NodeType::Organization, &org.text, &["employer"])
-                {
-                    ctx.non_places.insert(normalize_name(&org.text));
-                    s.claim(org.start..org.end);
-                    if let Some(w) = &who {
-                        ctx.fact(b, w, "employer", vec![org.text.clone()], FactMode::State);
-                    }
-                    ctx.edge(b, who.as_ref(), &org_key, "works_at", true);
-                    b.edge(ctx.id, &key, &org_key, "part_of", true, ctx.time);
-                }
-            }
+        let org = s
+            .is_any(team.end + 1, &["at", "for", "in"])
+            .then(|| s.name_at(team.end + 2, 4))
+            .flatten();
+        let Some(org) = org else { continue };
+        let Some(org_key) = ctx.node(b, NodeType::Organization, &org.text, &["employer"]) else {
+            continue;
+        };
+        ctx.non_places.insert(normalize_name(&org.text));
+        s.claim(org.start..org.end);
+        if let Some(w) = &who {
+            ctx.fact(b, w, "employer", vec![org.text.clone()], FactMode::State);
         }
+        ctx.edge(b, who.as_ref(), &org_key, "works_at", true);
+        b.edge(ctx.id, &key, &org_key, "part_of", true, ctx.time);
     }
 }
 
