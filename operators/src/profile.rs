@@ -141,6 +141,7 @@ impl Registry {
         r.add_extractor(Arc::new(crate::extractor::heuristic::HeuristicExtractorV4));
         r.add_projector(Arc::new(HeuristicProjector));
         r.add_projector(Arc::new(crate::projector::heuristic::HeuristicProjectorV2));
+        r.add_projector(Arc::new(crate::projector::heuristic::HeuristicProjectorV3));
         r
     }
 

@@ -51,6 +51,7 @@ mod model_profile_without_key;
 mod model_replay_offline;
 mod pipeline_determinism;
 mod profile_diff;
+mod projector_v3;
 mod quarantine_backfill;
 mod query_scope;
 mod replay_verify;

@@ -153,6 +153,11 @@ use strataflow_record::{Digest, RecordId, Timestamp};
 
 use crate::operator::{OperatorError, OperatorId, ProjectionInput, Projector, config_hash};
 
+/// Version 3 (`heuristic-projector@3`): its own file, only adding patterns.
+#[path = "statements.rs"]
+pub mod statements;
+pub use statements::{HeuristicProjectorV3, VERSION_3};
+
 /// Operator name.
 pub const NAME: &str = "heuristic-projector";
 /// Operator version.
