@@ -707,6 +707,12 @@ pub enum EvalCommand {
         /// Derive with this extractor (e.g. `heuristic-extractor@2`) instead of the default.
         #[arg(long, value_name = "ID")]
         extractor: Option<String>,
+        /// Evaluate the graph instead: coverage of the files' `session_N_observation` and grounded share, per projector version.
+        #[arg(long, conflicts_with = "budgets")]
+        graph: bool,
+        /// With --graph: a projector version to compare beside the default one (repeat; default `heuristic-projector@1` and `@2`).
+        #[arg(long = "projector", value_name = "ID", requires = "graph")]
+        projectors: Vec<String>,
         /// Print JSON.
         #[arg(long)]
         json: bool,

@@ -72,6 +72,10 @@ impl From<EvalError> for Failure {
     fn from(e: EvalError) -> Self {
         match e {
             EvalError::Memory(e) => Self::from(e),
+            e @ (EvalError::NoObservations { .. } | EvalError::BadObservation { .. }) => Self {
+                message: e.to_string(),
+                status: EXIT_REFUSED,
+            },
             other => Self {
                 message: other.to_string(),
                 status: 1,
@@ -537,11 +541,25 @@ fn run(cli: Cli) -> Result<(), Failure> {
             files,
             budgets,
             extractor,
+            graph,
+            projectors,
             json,
         }) => {
-            let report =
-                strataflow::eval::locomo::evaluate_with(&files, &budgets, extractor.as_deref())?;
-            render::eval(&mut out, &report, json)?;
+            if graph {
+                let report = strataflow::eval::graph::evaluate_graph(
+                    &files,
+                    &projectors,
+                    extractor.as_deref(),
+                )?;
+                render::eval_graph(&mut out, &report, json)?;
+            } else {
+                let report = strataflow::eval::locomo::evaluate_with(
+                    &files,
+                    &budgets,
+                    extractor.as_deref(),
+                )?;
+                render::eval(&mut out, &report, json)?;
+            }
         }
         Command::Forget(a) => govern(&mut out, &dir, a, GovernanceAction::Forget)?,
         Command::Restore(a) => govern(&mut out, &dir, a, GovernanceAction::Restore)?,

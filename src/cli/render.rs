@@ -4,6 +4,7 @@ use std::io::{self, Write};
 use std::path::Path;
 use std::time::Duration;
 
+use strataflow::eval::graph::GraphReport;
 use strataflow::eval::locomo::EvalReport;
 use strataflow::log::{AuditReport, StoredRecord, Timestamp};
 use strataflow::materializers::graph_state::GraphState;
@@ -492,6 +493,51 @@ pub fn eval(out: &mut dyn Write, r: &EvalReport, json: bool) -> io::Result<()> {
             "  category 2, top evidence hit's happened interval contains the gold date: {}/{}",
             b.temporal_contains, b.temporal_questions
         )?;
+    }
+    Ok(())
+}
+
+/// `eval locomo --graph`.
+pub fn eval_graph(out: &mut dyn Write, r: &GraphReport, json: bool) -> io::Result<()> {
+    if json {
+        return json_line(out, r);
+    }
+    writeln!(out, "LoCoMo graph on {}", r.files.join(", "))?;
+    writeln!(
+        out,
+        "  {:<14} {:<24} {:>8} {:>9} {:>8} {:>9} {:>5} {:>5} {:>5}",
+        "conversation",
+        "projector",
+        "coverage",
+        "obs",
+        "grounded",
+        "items",
+        "nodes",
+        "facts",
+        "edges"
+    )?;
+    let rows = r
+        .conversations
+        .iter()
+        .map(|c| (c.conversation.as_str(), &c.versions))
+        .chain(std::iter::once(("overall", &r.overall)));
+    for (name, versions) in rows {
+        for v in versions {
+            let f = &v.figures;
+            writeln!(
+                out,
+                "  {:<14} {:<24} {:>8.3} {:>9} {:>8.3} {:>9} {:>5} {:>5} {:>5}",
+                name,
+                v.projector,
+                f.coverage,
+                format!("{}/{}", f.covered, f.observations),
+                f.grounded_share,
+                format!("{}/{}", f.grounded, f.items),
+                f.nodes,
+                f.facts,
+                f.edges
+            )?;
+        }
     }
     Ok(())
 }

@@ -22,6 +22,7 @@ mod diff_queries_bad_line;
 mod diff_queries_jsonl;
 mod diff_queries_locomo;
 mod diff_summaries;
+mod eval_graph;
 mod eval_locomo;
 mod evidence_gate;
 mod export_import_roundtrip;

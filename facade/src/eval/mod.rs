@@ -1,6 +1,7 @@
 //! Built-in evaluations (the `eval` and `diff --queries` commands).
 //!
 //! - [`locomo`]: retrieval on LoCoMo conversations against gold evidence.
+//! - [`graph`]: the graph's coverage of LoCoMo observations, per projector.
 //! - [`gold`]: gold answers of temporal questions as calendar periods.
 //! - [`questions`]: question sets (LoCoMo or JSONL) and evidence scoring.
 //! - [`query_diff`]: the same questions under two profiles.
@@ -10,6 +11,7 @@ use std::path::PathBuf;
 use crate::MemoryError;
 
 pub mod gold;
+pub mod graph;
 pub mod locomo;
 pub mod query_diff;
 pub mod questions;
@@ -60,5 +62,34 @@ pub enum EvalError {
         path: PathBuf,
         /// 1-based line.
         line: usize,
+    },
+    /// A LoCoMo conversation has no `session_N_observation` (needed by
+    /// `--graph`).
+    #[error("{}: conversation `{conversation}` has no session_N_observation", path.display())]
+    NoObservations {
+        /// The file.
+        path: PathBuf,
+        /// The conversation (sample id or file stem).
+        conversation: String,
+    },
+    /// An observation entry is not of the LoCoMo form.
+    #[error("{}: conversation `{conversation}`, {field}: {what}", path.display())]
+    BadObservation {
+        /// The file.
+        path: PathBuf,
+        /// The conversation (sample id or file stem).
+        conversation: String,
+        /// Where: `session_N_observation.SPEAKER[INDEX]`.
+        field: String,
+        /// What is wrong.
+        what: String,
+    },
+    /// A projector's runs failed while building a graph to evaluate.
+    #[error("projector `{projector}`: {runs} operator runs failed")]
+    DerivationFailed {
+        /// The projector id.
+        projector: String,
+        /// Failed runs.
+        runs: u64,
     },
 }
