@@ -15,11 +15,11 @@ use strataflow_record::RecordId;
 use strataflow_record::record::{Criticality, GovernanceAction, Record, RefKind, Role};
 
 use crate::event_status::EventStatusView;
-use crate::weights::{WeightInput, WeightsView};
+use crate::weights::{TurnClock, WeightInput, WeightsView};
 
 /// First byte of an encoded view state; a state with another first byte
 /// (an older build's) is rebuilt, never read.
-pub const STATE_FORMAT: u8 = 3;
+pub const STATE_FORMAT: u8 = 4;
 
 /// A view folded record by record.
 pub trait Materialized: Default {
@@ -206,9 +206,13 @@ impl Materialized for EventStatusState {
     rkyv::Deserialize,
 )]
 pub struct WeightsState {
-    /// The fold inputs so far, in log order (compact: one entry per user
-    /// message run, block, event and use).
+    /// The fold inputs so far, in log order (one entry per block, event
+    /// and use).
     pub inputs: Vec<WeightEntry>,
+    /// The tenant's user messages per source time (UTC ms): its turn clock.
+    pub said: BTreeMap<i64, u64>,
+    /// The latest source time of a user message applied so far.
+    pub latest_said_ms: Option<i64>,
     /// Graph assertion → its source events (a used node ref reinforces them).
     pub assertion_sources: BTreeMap<RecordId, Vec<RecordId>>,
 }
@@ -226,14 +230,14 @@ pub struct WeightsState {
     rkyv::Deserialize,
 )]
 pub enum WeightEntry {
-    /// `n` user messages in a row.
-    UserMessages(u64),
-    /// A block.
-    Block(RecordId),
-    /// An event: id, block, criticality floor class.
-    Event(RecordId, RecordId, u8),
-    /// A use: the events it reinforces.
-    Use(Vec<RecordId>),
+    /// A block and the source time (UTC ms) of its last message.
+    Block(RecordId, i64),
+    /// An event: id, block, criticality floor class, the latest source time
+    /// of a user message logged before it.
+    Event(RecordId, RecordId, u8, Option<i64>),
+    /// A use: the events it reinforces, the latest source time of a user
+    /// message logged before it.
+    Use(Vec<RecordId>, Option<i64>),
 }
 
 fn criticality_code(c: Criticality) -> u8 {
@@ -257,21 +261,23 @@ fn criticality_of(code: u8) -> Criticality {
 impl WeightsState {
     /// The weights view with the given statuses.
     pub fn view(&self, status: &EventStatusView) -> WeightsView {
-        let inputs = self.inputs.iter().flat_map(|e| match e {
-            WeightEntry::UserMessages(n) => {
-                // default: unreachable on 64-bit targets; elsewhere a count
-                // past `usize` could not be held in memory anyway.
-                vec![WeightInput::UserMessage; usize::try_from(*n).unwrap_or(0)]
-            }
-            WeightEntry::Block(b) => vec![WeightInput::Block(*b)],
-            WeightEntry::Event(id, block, c) => vec![WeightInput::Event {
+        let inputs = self.inputs.iter().map(|e| match e {
+            WeightEntry::Block(b, said_ms) => WeightInput::Block {
+                id: *b,
+                said_ms: *said_ms,
+            },
+            WeightEntry::Event(id, block, c, latest_said_ms) => WeightInput::Event {
                 id: *id,
                 block: *block,
                 criticality: criticality_of(*c),
-            }],
-            WeightEntry::Use(ids) => vec![WeightInput::Use(ids.clone())],
+                latest_said_ms: *latest_said_ms,
+            },
+            WeightEntry::Use(ids, latest_said_ms) => WeightInput::Use {
+                events: ids.clone(),
+                latest_said_ms: *latest_said_ms,
+            },
         });
-        WeightsView::fold(inputs, status)
+        WeightsView::fold(&TurnClock::new(&self.said), inputs, status)
     }
 }
 
@@ -282,16 +288,18 @@ impl Materialized for WeightsState {
 
     fn apply(&mut self, id: &RecordId, record: &Record) {
         match record {
-            Record::Message(m) if m.role == Role::User => match self.inputs.last_mut() {
-                Some(WeightEntry::UserMessages(n)) => *n += 1,
-                _ => self.inputs.push(WeightEntry::UserMessages(1)),
-            },
-            Record::Block(_) => self.inputs.push(WeightEntry::Block(*id)),
+            Record::Message(m) if m.role == Role::User => {
+                let ms = m.time.utc_ms;
+                *self.said.entry(ms).or_insert(0) += 1;
+                self.latest_said_ms = Some(self.latest_said_ms.map_or(ms, |t| t.max(ms)));
+            }
+            Record::Block(b) => self.inputs.push(WeightEntry::Block(*id, b.time.utc_ms)),
             Record::Event(e) => {
                 self.inputs.push(WeightEntry::Event(
                     *id,
                     e.block,
                     criticality_code(e.criticality),
+                    self.latest_said_ms,
                 ));
             }
             Record::GraphAssertion(a) => {
@@ -315,7 +323,8 @@ impl Materialized for WeightsState {
                         RefKind::Message | RefKind::Block => {}
                     }
                 }
-                self.inputs.push(WeightEntry::Use(events));
+                self.inputs
+                    .push(WeightEntry::Use(events, self.latest_said_ms));
             }
             _ => {}
         }

@@ -137,7 +137,7 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "URL", env = "STRATAFLOW_SERVER")]
     pub server: Option<String>,
 
-    /// API key for --server [env: STRATAFLOW_API_KEY].
+    /// API key for --server.
     #[arg(
         long,
         global = true,

@@ -88,13 +88,13 @@ const VIEWS: &[(&str, &str, u64, &str)] = &[
         "weights",
         "",
         178,
-        "9ed9105a4583e7f262a20d8d4b308b11929125550c6e884f4dc86477aee7c21e",
+        "68057da96ad102e72f21cdc9c5fd8fb14a4c72cb93dba78018980a6bef95eb26",
     ),
     (
         "search",
         "",
         178,
-        "e6c82a9f7cec5de10d4ace553c35b1e9f818730ea4f3e1751bdef4c11c33452c",
+        "00c7eb710d68132935c5b904c09950b703737ae6f80b7d9a5122227478c08579",
     ),
 ];
 
@@ -435,11 +435,11 @@ const PINNED_LOCOMO: (&str, usize, &[(&str, &str)]) = (
         ),
         (
             "weights",
-            "369dac9f17a11ac4ff43ee2e4ada7a1ce1231114dcf8d826ebe8dc034a1339c5",
+            "86d387b974172d4a0aebb917204cfa8879a8c4b774b5175b9a2d81b8f5dec0db",
         ),
         (
             "search",
-            "e5513509688afe6ce85266866137a88d220cd8533b0f3c27815c35dc6e827f83",
+            "e9a544d01f02b6797b030bf8326f0f6ef0b2301e42ac72bfca8c6597be002b48",
         ),
     ],
 );
@@ -461,11 +461,11 @@ const PINNED_GENERATED: (&str, usize, &[(&str, &str)]) = (
         ),
         (
             "weights",
-            "eb4aee87f46ef8b8599174c005c717df29e66d09cfaa9746a43b9beef021d7a5",
+            "f0dcb933c356d9dd31d0a355a16d3209d5ff5eab1faa4a88ae962e770a3c2387",
         ),
         (
             "search",
-            "96f6ef90948671029181a1ef028f92053fc95e037d5431d44aff97d1effd3c2d",
+            "396d74b21401453683afe040b0fac2dac91c441841543c3975aff1b94027ec4f",
         ),
     ],
 );

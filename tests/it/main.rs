@@ -73,4 +73,5 @@ mod tenant_isolation;
 mod text_versions;
 mod typed_error_causes;
 mod views_incremental;
+mod views_interleaving;
 mod views_one_pass;

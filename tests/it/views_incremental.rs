@@ -37,7 +37,7 @@ fn decide(memory: &Memory, event: &strataflow::log::RecordId, action: Governance
         .unwrap();
 }
 
-fn use_top_hit(memory: &Memory, query: &str) {
+pub(crate) fn use_top_hit(memory: &Memory, query: &str) {
     let found = memory
         .default_tenant()
         .search(

@@ -950,13 +950,20 @@ impl Searcher {
         self.resumed_from
     }
 
-    /// blake3 hex over the indexed content: raw messages in order, events
-    /// with their status, and the graph's digest (weights are floats and
-    /// follow from the weights view, whose digest covers them).
+    /// blake3 hex over the indexed content: the raw messages' ids in id
+    /// order, events with their status, and the graph's digest (weights are
+    /// floats and follow from the weights view, whose digest covers them).
+    /// Documents are numbered in log order inside the index, but no answer
+    /// depends on that numbering (ties rank by record id), so the digest
+    /// covers the set: two tenants with the same messages in the same order
+    /// per thread have the same search view however their threads
+    /// interleaved.
     pub fn digest(&self) -> String {
-        let mut h = blake3::Hasher::new_derive_key("strataflow view search v1");
-        for d in &self.raw_docs {
-            h.update(d.id.as_bytes());
+        let mut h = blake3::Hasher::new_derive_key("strataflow view search v2");
+        let mut raw: Vec<&RecordId> = self.raw_docs.iter().map(|d| &d.id).collect();
+        raw.sort_unstable();
+        for id in raw {
+            h.update(id.as_bytes());
         }
         for id in self.event_threads.keys() {
             h.update(id.as_bytes());
@@ -1223,7 +1230,7 @@ impl Searcher {
             (&self.raw, tokens(&r.query))
         };
         let thread = r.thread.as_deref();
-        let ranked = if thread.is_some() || f.any {
+        let mut ranked = if thread.is_some() || f.any {
             index.search(&q, &|doc| {
                 self.raw_docs.get(doc as usize).is_some_and(|d| {
                     thread.is_none_or(|t| d.thread == t)
@@ -1238,6 +1245,14 @@ impl Searcher {
         } else {
             index.search_all(&q)
         };
+        // Ties rank by record id, not by the doc number (the log order), so
+        // the answer depends only on the indexed messages. The ranking is
+        // already sorted by score: this pass only reorders equal runs.
+        let id_of = |doc: u32| self.raw_docs.get(doc as usize).map(|d| d.id);
+        ranked.sort_by(|a, b| {
+            b.1.total_cmp(&a.1)
+                .then_with(|| id_of(a.0).cmp(&id_of(b.0)))
+        });
         ranked
             .into_iter()
             .take(limit.unwrap_or(6).clamp(1, 60))
