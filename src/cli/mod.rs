@@ -686,7 +686,7 @@ fn expand(out: &mut dyn Write, dir: &Path, e: ExpandCommand) -> Result<(), Failu
             })?;
             let options = strataflow::ExpandOptions { profile, at: None };
             let x = memory.tenant(&tenant).expand_block(&id, target, &options)?;
-            render::blocks_at_levels(out, std::slice::from_ref(&x), json)?;
+            render::expanded_block(out, &x, json)?;
         }
     }
     Ok(())

@@ -637,6 +637,15 @@ pub fn expanded_event(out: &mut dyn Write, x: &ExpandedEvent, json: bool) -> io:
     Ok(())
 }
 
+/// `expand block`: the block at its new level (`--json`: one object, as
+/// `expand event` and `expand node` print, and as the server answers).
+pub fn expanded_block(out: &mut dyn Write, x: &BlockView, json: bool) -> io::Result<()> {
+    if json {
+        return json_line(out, x);
+    }
+    blocks_at_levels(out, std::slice::from_ref(x), false)
+}
+
 /// `expand node`.
 pub fn expanded_node(out: &mut dyn Write, x: &ExpandedNode, json: bool) -> io::Result<()> {
     if json {

@@ -284,11 +284,11 @@ fn every_read_and_the_protocol_answer_the_cli_json_shapes() {
         full.extend(args);
         full.push("--json");
         let got = read_ok(&server.post("/v1/expand", None, body));
-        let mut want = cli(&copy, &full);
-        // `expand block` prints the block list of `context`, of one block.
-        if args[0] == "block" {
-            want = want[0].take();
-        }
+        let want = cli(&copy, &full);
+        assert!(
+            want.is_object(),
+            "expand {args:?} --json prints one object: {want}"
+        );
         assert!(got["batch"].is_string(), "{got}");
         assert_eq!(
             without(got, &["batch"]),
@@ -781,6 +781,7 @@ fn writes_store_all_or_nothing_and_refuse_with_index_and_field() {
     let mut bad_lines = lines[70..80].to_vec();
     bad_lines[3]["role"] = json!("wizard");
     let bad_body = jsonl(&bad_lines);
+    let good_line = jsonl(&lines[70..71]);
     for (path, body, code) in [
         ("/v1/ingest", bad_body.as_str(), "invalid_argument"),
         ("/v1/ingest?format=csv", "a,b\n", "invalid_argument"),
@@ -790,9 +791,17 @@ fn writes_store_all_or_nothing_and_refuse_with_index_and_field() {
             "invalid_argument",
         ),
         ("/v1/ingest?skip_invalid=perhaps", "", "invalid_argument"),
+        (
+            "/v1/ingest?thread=t",
+            good_line.as_str(),
+            "invalid_argument",
+        ),
     ] {
         let reply = server.request("POST", path, None, Some(body));
         let error = refused(&reply, 400, code);
+        if path == "/v1/ingest?thread=t" {
+            assert_eq!(error["field"], "thread", "{error}");
+        }
         if path == "/v1/ingest" {
             assert_eq!(error["field"], "role", "{error}");
             assert!(
@@ -838,15 +847,12 @@ fn writes_store_all_or_nothing_and_refuse_with_index_and_field() {
     let reply = server.request("POST", "/v1/ingest", None, Some(&jsonl(&lines[80..])));
     assert_eq!(reply.json()["stored"], lines.len() - 80);
     // A body has no file name to name a conversation without `sample_id`
-    // (the CLI takes the file's stem): the body names it.
-    let mut locomo: Value =
-        serde_json::from_str(&std::fs::read_to_string(data_file("locomo/conv-26.json")).unwrap())
-            .unwrap();
-    locomo["sample_id"] = json!("conv-26");
-    let locomo = locomo.to_string();
+    // (the CLI takes the file's stem): `thread` names it.
+    let locomo = std::fs::read_to_string(data_file("locomo/conv-26.json")).unwrap();
+    assert!(serde_json::from_str::<Value>(&locomo).unwrap()["sample_id"].is_null());
     let reply = server.request(
         "POST",
-        "/v1/ingest?format=locomo&tenant=loco",
+        "/v1/ingest?format=locomo&tenant=loco&thread=conv-26",
         None,
         Some(&locomo),
     );

@@ -95,6 +95,9 @@ pub struct IngestQuery {
     /// Store the valid items and list the invalid ones instead of refusing.
     #[serde(default)]
     pub skip_invalid: bool,
+    /// LoCoMo only: the thread of a conversation without a `sample_id`
+    /// (the CLI names it after the file; default `request`).
+    pub thread: Option<String>,
 }
 
 /// `POST /v1/ingest`: a JSONL or LoCoMo body.
@@ -119,6 +122,7 @@ pub async fn ingest(
             query.tenant.as_deref(),
             format,
             query.skip_invalid,
+            query.thread.as_deref(),
             text,
         )
         .await

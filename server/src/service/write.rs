@@ -125,9 +125,16 @@ impl Service {
         tenant: Option<&str>,
         format: &str,
         skip_invalid: bool,
+        thread: Option<&str>,
         body: &str,
     ) -> Result<IngestSummary, ApiError> {
         let tenant = tenant_of(caller, tenant)?;
+        if thread.is_some() && format != "locomo" {
+            return Err(ApiError::invalid(
+                "`thread` applies to format=locomo only (a JSONL line names its thread)",
+            )
+            .at_field("thread"));
+        }
         let mut inputs = Vec::new();
         // The 1-based line of each input (0 for a LoCoMo item).
         let mut lines: Vec<usize> = Vec::new();
@@ -181,8 +188,9 @@ impl Service {
                 }
             }
             "locomo" => {
-                let items: Vec<SourceItem> = locomo::parse("request", "request", body, &tenant)
-                    .map_err(|e| ApiError::invalid(e.to_string()))?;
+                let items: Vec<SourceItem> =
+                    locomo::parse("request", thread.unwrap_or("request"), body, &tenant)
+                        .map_err(|e| ApiError::invalid(e.to_string()))?;
                 for item in items {
                     match item {
                         Ok(input) => {
