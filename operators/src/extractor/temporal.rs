@@ -61,7 +61,10 @@ pub struct TimeExpression {
 /// Which resolver reads the text. [`Resolver::V1`] is the frozen resolver
 /// of `heuristic-extractor@1`–`@3`; [`Resolver::V2`] (used by `@4`) places a
 /// date without a year by all the evidence of its sentence (see
-/// [`YearBasis`]) and reads day ranges ("14–17 May").
+/// [`YearBasis`]) and reads day ranges ("14–17 May"); [`Resolver::V3`]
+/// (used by `@5`) is V2 that also reads deadlines, dates a duration only
+/// when it runs up to now, and takes "that Saturday" from an earlier
+/// mention ([`resolve_best_after`]).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
 pub enum Resolver {
     /// The resolver of extractor versions 1 to 3.
@@ -69,6 +72,12 @@ pub enum Resolver {
     V1,
     /// Weekday, modality and recurrence aware.
     V2,
+    /// V2, plus deadlines ("before the end of January": from the mention
+    /// to then), durations dated only in the perfect ("I've been here for
+    /// 3 years"; "dual-write for a few days" is a length, not a time) and
+    /// anaphoric days ("that Saturday": the earlier-mentioned date that
+    /// falls on it, else no date).
+    V3,
 }
 
 /// The evidence that placed a date written without a year ([`Resolver::V2`]).
@@ -85,6 +94,9 @@ pub enum YearBasis {
     Tense,
     /// No evidence: the occurrence nearer to the mention.
     Nearest,
+    /// [`Resolver::V3`]: "that Saturday", "that day" — the date of an
+    /// earlier mention in the same message.
+    Antecedent,
 }
 
 impl YearBasis {
@@ -95,6 +107,7 @@ impl YearBasis {
             Self::Arrangement => "year from the arrangement",
             Self::Tense => "year from the tense",
             Self::Nearest => "year nearest the mention",
+            Self::Antecedent => "date from an earlier mention",
         }
     }
 }
@@ -245,7 +258,137 @@ fn find_in(
         }
     }
     chosen.sort_by_key(|c| c.start);
+    if resolver == Resolver::V3 {
+        chosen = chosen.into_iter().map(|c| ctx.deadline(c)).collect();
+    }
     chosen.into_iter().map(|c| ctx.finish(c)).collect()
+}
+
+/// Words that make the date after them a deadline ([`Resolver::V3`]).
+const DEADLINE_WORDS: &[&str] = &["by", "before", "until", "till"];
+
+impl Ctx<'_> {
+    /// [`Resolver::V3`]: a date after "by", "before", "until" or "till"
+    /// (optionally "… the end of"), in text that is not in the past and
+    /// reaching past the mention day, is a deadline: the interval runs from
+    /// the mention day to the end of that date ("before the end of
+    /// January", "by Friday", "until 14 May").
+    fn deadline(&self, c: Cand) -> Cand {
+        // Past text is a deadline only when it wishes or obliges ("wants
+        // it done by", "needs to be finished before").
+        let wish = self.toks.iter().any(|t| {
+            matches!(
+                t.lower.as_str(),
+                "want" | "wants" | "need" | "needs" | "must" | "should" | "have" | "has"
+            )
+        });
+        if self.tense == Tense::Past && !wish {
+            return c;
+        }
+        let Some(first) = self.toks.iter().position(|t| t.start == c.start) else {
+            return c;
+        };
+        let word = |k: usize| self.toks.get(k).map(|t| t.lower.as_str());
+        // "… the end of" + date, or "… the end" + "of date"; a parser may
+        // have taken the deadline word itself ("until the end of June").
+        let mut k = first;
+        if self.is(first, DEADLINE_WORDS) {
+            k = first + 1;
+        } else if word(k) == Some("of") {
+            if k >= 2 && word(k - 1) == Some("end") && word(k - 2) == Some("the") {
+                k -= 2;
+            } else {
+                return c;
+            }
+        } else if k >= 3
+            && word(k - 1) == Some("of")
+            && word(k - 2) == Some("end")
+            && word(k - 3) == Some("the")
+        {
+            k -= 3;
+        }
+        let Some(trigger) = k.checked_sub(1) else {
+            return c;
+        };
+        if !self.is(trigger, DEADLINE_WORDS) {
+            return c;
+        }
+        let Some((today, _)) = self.span_ms(self.today, self.today) else {
+            return c;
+        };
+        let Some(start) = self.toks.get(trigger).map(|t| t.start) else {
+            return c;
+        };
+        if c.hi < today {
+            return c;
+        }
+        Cand {
+            start,
+            lo: today,
+            precision: Precision::Range,
+            tense: Some(Tense::Future),
+            ..c
+        }
+    }
+}
+
+/// [`resolve_best_with`] for a sentence that follows `earlier` (the time
+/// expressions of the sentences before it in the same message, in order).
+/// Under [`Resolver::V3`] an anaphoric day — "that Saturday", "that
+/// day", "the same day" — takes the latest earlier single-day date (on that
+/// weekday, when one is named), with [`YearBasis::Antecedent`]; with none,
+/// the anaphor dates nothing. Other resolvers ignore `earlier`.
+pub fn resolve_best_after(
+    text: &str,
+    earlier: &[TimeExpression],
+    mention: SourceTime,
+    resolver: Resolver,
+) -> Option<TimeExpression> {
+    let best = resolve_best_with(text, mention, resolver);
+    if resolver != Resolver::V3
+        || best
+            .as_ref()
+            .is_some_and(|b| b.basis == TimeBasis::Explicit)
+    {
+        return best;
+    }
+    let toks = tokenize(text);
+    let offset_ms = i64::from(mention.offset_minutes.unwrap_or(0)) * 60_000;
+    let anaphor = toks.windows(2).enumerate().find_map(|(i, w)| {
+        let [a, b] = w else { return None };
+        let day = match (a.lower.as_str(), b.lower.as_str()) {
+            ("that", d) => weekday_full(d).map(Some).or((d == "day").then_some(None))?,
+            ("same", "day") if i > 0 && toks.get(i - 1).is_some_and(|t| t.lower == "the") => None,
+            _ => return None,
+        };
+        Some((a.start, b.end, day))
+    });
+    let Some((start, end, weekday)) = anaphor else {
+        return best;
+    };
+    let local_day = |ms: i64| {
+        chrono::DateTime::from_timestamp_millis(ms.checked_add(offset_ms)?).map(|t| t.date_naive())
+    };
+    let antecedent = earlier.iter().rev().find(|e| {
+        let (Some(a), Some(b)) = (e.happened_start, e.happened_end) else {
+            return false;
+        };
+        let (Some(da), Some(db)) = (local_day(a.0), local_day(b.0)) else {
+            return false;
+        };
+        da == db && weekday.is_none_or(|wd| da.weekday() == wd)
+    })?;
+    Some(TimeExpression {
+        start,
+        end,
+        text: text.get(start..end).unwrap_or_default().to_owned(),
+        happened_start: antecedent.happened_start,
+        happened_end: antecedent.happened_end,
+        precision: Precision::Day,
+        basis: TimeBasis::Relative,
+        tense: antecedent.tense,
+        year_basis: Some(YearBasis::Antecedent),
+    })
 }
 
 /// The first time expression in `text`, in text order.
@@ -1005,6 +1148,9 @@ struct Ctx<'a> {
     arranged: bool,
     /// [`Resolver::V2`]: the text states a recurrence ("every year").
     recurring: bool,
+    /// [`Resolver::V3`]: the text is in the perfect ("have been", "I've"),
+    /// so a bare "for N units" runs up to now.
+    perfect: bool,
 }
 
 impl<'a> Ctx<'a> {
@@ -1013,12 +1159,15 @@ impl<'a> Ctx<'a> {
         let local =
             chrono::DateTime::from_timestamp_millis(mention.utc_ms.checked_add(offset_ms)?)?;
         let mut tense = tense_of(&toks);
-        let v2 = resolver == Resolver::V2;
+        let v2 = matches!(resolver, Resolver::V2 | Resolver::V3);
         let arranged = v2 && is_arranged(&toks);
         if arranged {
             tense = Tense::Future;
         }
         let recurring = v2 && is_recurring(&toks);
+        let perfect = toks.iter().any(|t| {
+            matches!(t.lower.as_str(), "have" | "has" | "been") || t.lower.ends_with("'ve")
+        });
         let mut ctx = Self {
             text,
             toks,
@@ -1029,6 +1178,7 @@ impl<'a> Ctx<'a> {
             resolver,
             arranged,
             recurring,
+            perfect,
         };
         ctx.iso = ctx.iso_dates();
         Some(ctx)
@@ -1454,6 +1604,13 @@ impl<'a> Ctx<'a> {
             if blocked {
                 return None;
             }
+            let anaphoric = i
+                .checked_sub(1)
+                .is_some_and(|p| self.is(p, &["that"]) && self.sp(i));
+            if anaphoric && self.resolver == Resolver::V3 {
+                // V3: "that Saturday" points back ([`resolve_best_after`]).
+                return None;
+            }
             (i, wd)
         };
         let today = self.today;
@@ -1805,6 +1962,11 @@ impl<'a> Ctx<'a> {
             return None;
         }
         if w0 == "for" && !past_last && !now && dir == Tense::Future {
+            return None;
+        }
+        if w0 == "for" && !past_last && !now && self.resolver == Resolver::V3 && !self.perfect {
+            // V3: "for a few days" says how long, not when, unless the text
+            // is in the perfect (it runs up to now).
             return None;
         }
         let n = match count {
@@ -2419,6 +2581,251 @@ mod tests {
             failures.len(),
             failures.join("\n")
         );
+    }
+
+    /// (earlier sentence of the message, text, mention, expected first and
+    /// last local day) under [`Resolver::V3`] (`heuristic-extractor@5`).
+    type V3Row = (
+        Option<&'static str>,
+        &'static str,
+        &'static str,
+        Option<(&'static str, &'static str)>,
+    );
+
+    const V3_ROWS: &[V3Row] = &[
+        // A duration says how long, not when, unless it runs up to now.
+        (
+            None,
+            "Dual-write for a few days, then backfill the history.",
+            "2025-01-14T09:08:47Z",
+            None,
+        ),
+        (
+            None,
+            "I was in Paris for a week.",
+            "2024-05-01T10:00:00Z",
+            None,
+        ),
+        (
+            None,
+            "We'll stay in Porto for three days.",
+            "2024-05-01T10:00:00Z",
+            None,
+        ),
+        (
+            None,
+            "I've been painting for 3 years.",
+            "2024-05-01T10:00:00Z",
+            Some(("2021-05-01", "2024-05-01")),
+        ),
+        (
+            None,
+            "She has been sick for a few days.",
+            "2024-03-10T10:00:00Z",
+            Some(("2024-03-06", "2024-03-10")),
+        ),
+        (
+            None,
+            "I have lived in Lisbon for two years.",
+            "2024-05-01T10:00:00Z",
+            Some(("2022-05-01", "2024-05-01")),
+        ),
+        (
+            None,
+            "We've been dating for 6 months now.",
+            "2024-05-01T10:00:00Z",
+            Some(("2023-11-01", "2024-05-01")),
+        ),
+        (
+            None,
+            "I've done yoga for the past 5 years.",
+            "2024-05-01T10:00:00Z",
+            Some(("2019-05-01", "2024-05-01")),
+        ),
+        // Deadlines: from the mention to the end of the date.
+        (
+            None,
+            "Priya wants the cutover done before the end of January.",
+            "2025-01-14T09:08:47Z",
+            Some(("2025-01-14", "2025-01-31")),
+        ),
+        (
+            None,
+            "I will finish the report by Friday.",
+            "2024-05-08T10:00:00Z",
+            Some(("2024-05-08", "2024-05-10")),
+        ),
+        (
+            None,
+            "Free cancellation until 14 May 2024.",
+            "2024-04-27T10:20:38+02:00",
+            Some(("2024-04-27", "2024-05-14")),
+        ),
+        (
+            None,
+            "The offer is valid until the end of June.",
+            "2024-06-03T10:00:00Z",
+            Some(("2024-06-03", "2024-06-30")),
+        ),
+        (
+            None,
+            "We have to submit before 20 December.",
+            "2024-12-02T10:00:00Z",
+            Some(("2024-12-02", "2024-12-20")),
+        ),
+        (
+            None,
+            "By the end of next week the migration will be done.",
+            "2025-01-14T09:00:00Z",
+            Some(("2025-01-14", "2025-01-26")),
+        ),
+        (
+            None,
+            "I'll send it till 3 March.",
+            "2025-02-10T10:00:00Z",
+            Some(("2025-02-10", "2025-03-03")),
+        ),
+        // A deadline in the past, or already passed, is the date itself.
+        (
+            None,
+            "I finished it before the end of January.",
+            "2024-03-01T10:00:00Z",
+            Some(("2024-01-01", "2024-01-31")),
+        ),
+        (
+            None,
+            "We paid by 2 February 2024.",
+            "2024-03-01T10:00:00Z",
+            Some(("2024-02-02", "2024-02-02")),
+        ),
+        // "that Saturday", "that day", "the same day": the earlier date.
+        (
+            Some("Can you check the weather for Lisbon on 18 May?"),
+            "We want to do a walking tour that Saturday.",
+            "2024-04-27T10:22:10+02:00",
+            Some(("2024-05-18", "2024-05-18")),
+        ),
+        (
+            None,
+            "We want to do a walking tour that Saturday.",
+            "2024-04-27T10:22:10+02:00",
+            None,
+        ),
+        (
+            Some("The concert is on Friday 7 June."),
+            "We want to do a walking tour that Saturday.",
+            "2024-05-01T10:00:00Z",
+            None,
+        ),
+        (
+            Some("We land on 3 March."),
+            "I'll rest that day.",
+            "2025-02-10T10:00:00Z",
+            Some(("2025-03-03", "2025-03-03")),
+        ),
+        (
+            Some("My exam is on 12 June."),
+            "I'm flying home the same day.",
+            "2024-05-01T10:00:00Z",
+            Some(("2024-06-12", "2024-06-12")),
+        ),
+        (
+            Some("We arrive on Friday 17 May."),
+            "That Friday we'll have dinner at the hotel.",
+            "2024-05-01T10:00:00Z",
+            Some(("2024-05-17", "2024-05-17")),
+        ),
+        // Everything else reads as V2 does.
+        (
+            None,
+            "Noted: Sintra day trip on Monday 20 May.",
+            "2024-04-20T19:09:35+02:00",
+            Some(("2024-05-20", "2024-05-20")),
+        ),
+        (
+            None,
+            "Got it: Porto 14–17 May, Lisbon 17–21 May.",
+            "2024-04-20T19:07:12+02:00",
+            Some(("2024-05-14", "2024-05-17")),
+        ),
+    ];
+
+    #[test]
+    fn v3_table() {
+        let mut failures = Vec::new();
+        for (k, &(before, text, at, want)) in V3_ROWS.iter().enumerate() {
+            let when = mention(at);
+            let earlier: Vec<TimeExpression> = before
+                .and_then(|b| resolve_best_with(b, when, Resolver::V3))
+                .into_iter()
+                .collect();
+            let found = resolve_best_after(text, &earlier, when, Resolver::V3);
+            let got = found
+                .as_ref()
+                .and_then(|e| Some((e.happened_start?.to_rfc3339(), e.happened_end?.to_rfc3339())));
+            let want = want.map(|(a, b)| local_days(a, b, when));
+            if got != want {
+                failures.push(format!(
+                    "row {k} {text:?} @ {at}: got {got:?} ({:?}), want {want:?}",
+                    found.map(|e| e.text)
+                ));
+            }
+        }
+        assert!(
+            failures.is_empty(),
+            "{} failures:\n{}",
+            failures.len(),
+            failures.join("\n")
+        );
+    }
+
+    #[test]
+    fn v3_agrees_with_v2_but_for_durations_deadlines_and_anaphora() {
+        // Rows of the V2 table that V3 reads otherwise, by design.
+        let changed: Vec<&str> = V2_ROWS
+            .iter()
+            .filter(|(text, at, _)| {
+                let when = mention(at);
+                let span = |r| {
+                    resolve_best_with(text, when, r).map(|e| (e.happened_start, e.happened_end))
+                };
+                span(Resolver::V2) != span(Resolver::V3)
+            })
+            .map(|(text, _, _)| *text)
+            .collect();
+        for text in &changed {
+            let w = text.to_lowercase();
+            assert!(
+                [" for ", "by ", "before ", "until ", "till ", "that "]
+                    .iter()
+                    .any(|cue| w.contains(cue)),
+                "V3 reads {text:?} otherwise than V2 with no duration, deadline or anaphor"
+            );
+        }
+        // The anaphor and the deadline leave V1 and V2 as they were.
+        let at = mention("2024-04-27T10:22:10+02:00");
+        let text = "We want to do a walking tour that Saturday.";
+        let earlier = resolve_best_with("on 18 May", at, Resolver::V3)
+            .into_iter()
+            .collect::<Vec<_>>();
+        for r in [Resolver::V1, Resolver::V2] {
+            assert_eq!(
+                resolve_best_after(text, &earlier, at, r),
+                resolve_best_with(text, at, r)
+            );
+        }
+        let v3 = resolve_best_after(text, &earlier, at, Resolver::V3).expect("dated");
+        assert_eq!(v3.year_basis, Some(YearBasis::Antecedent));
+        assert_eq!(v3.text, "that Saturday");
+        let deadline = resolve_best_with(
+            "Priya wants the cutover done before the end of January.",
+            mention("2025-01-14T09:08:47Z"),
+            Resolver::V3,
+        )
+        .expect("dated");
+        assert_eq!(deadline.text, "before the end of January");
+        assert_eq!(deadline.precision, Precision::Range);
+        assert_eq!(deadline.tense, Tense::Future);
     }
 
     #[test]
