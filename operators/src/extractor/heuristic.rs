@@ -54,6 +54,18 @@
 //! and the narrative records which), and with a third-person restatement
 //! that agrees in person and number ([`third_person_v2`]: "I prefer" →
 //! "Ana prefers"; questions and imperatives kept as quotes).
+//!
+//! **Version 5** (`heuristic-extractor@5`, [`HeuristicExtractorV5`]) is
+//! version 4 that also takes *informative self-statements* without an event
+//! cue ([`is_self_statement`]): a sentence of four words or more whose
+//! subject is the speaker (`I`, `we`, `my …`) or, as in version 2, a named
+//! person of the block or the one listener, holding at least two
+//! informative words (not stop words, interjections or feeling words):
+//! identity, work and study, family and pets, possessions, activities,
+//! preferences, goals, health, places ("I'm on the Orbit team at
+//! Northwind", "I've been painting for years", "My kids love the beach").
+//! Chit-chat stays out: questions, greetings, thanks and reactions ("That's
+//! so sweet of you", "I'm so happy for you"), imperatives and "let's".
 
 use strataflow_record::record::{
     Criticality, Event, EventTemporal, EventType, Message, Occurrence, Precision, Role, Scope,
@@ -106,6 +118,15 @@ pub fn id_v4() -> OperatorId {
     OperatorId::new("heuristic-extractor", 4)
 }
 
+/// Version 5: version 4 that also takes informative self-statements.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct HeuristicExtractorV5;
+
+/// Version 5's operator id.
+pub fn id_v5() -> OperatorId {
+    OperatorId::new("heuristic-extractor", 5)
+}
+
 /// Which statements a version takes.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Version {
@@ -117,20 +138,22 @@ enum Version {
     Three,
     /// Three, with the second resolver and agreeing restatements.
     Four,
+    /// Four, with informative self-statements.
+    Five,
 }
 
 impl Version {
     fn splitter(self) -> Splitter {
         match self {
             Self::One | Self::Two => Splitter::V1,
-            Self::Three | Self::Four => Splitter::Shared,
+            Self::Three | Self::Four | Self::Five => Splitter::Shared,
         }
     }
 
     fn resolver(self) -> Resolver {
         match self {
             Self::One | Self::Two | Self::Three => Resolver::V1,
-            Self::Four => Resolver::V2,
+            Self::Four | Self::Five => Resolver::V2,
         }
     }
 }
@@ -200,6 +223,23 @@ impl Extractor for HeuristicExtractorV4 {
     }
 }
 
+impl Extractor for HeuristicExtractorV5 {
+    fn id(&self) -> OperatorId {
+        id_v5()
+    }
+
+    fn config_hash(&self) -> Digest {
+        config_hash(
+            &id_v5(),
+            r#"{"min_words":3,"group_by":"time expression","third_person":"named block people","sentences":"strataflow-text","resolver":2,"restatement":"agreeing","self_statements":1}"#,
+        )
+    }
+
+    fn extract(&self, input: &ExtractionInput<'_>) -> Result<Extraction, OperatorError> {
+        extract(input, Version::Five)
+    }
+}
+
 fn extract(input: &ExtractionInput<'_>, version: Version) -> Result<Extraction, OperatorError> {
     let people = block_people(input);
     let mut events = Vec::new();
@@ -209,7 +249,7 @@ fn extract(input: &ExtractionInput<'_>, version: Version) -> Result<Extraction, 
         }
         let others: Vec<&str> = match version {
             Version::One => Vec::new(),
-            Version::Two | Version::Three | Version::Four => {
+            Version::Two | Version::Three | Version::Four | Version::Five => {
                 let speaker = speaker_name(message);
                 people
                     .iter()
@@ -271,7 +311,9 @@ fn statement_groups(message: &Message, others: &[&str], version: Version) -> Vec
         let states_time = best
             .as_ref()
             .is_some_and(|t| t.basis != TimeBasis::Inferred);
-        if !is_statement(s.text, states_time, others) {
+        let taken = is_statement(s.text, states_time, others)
+            || (version == Version::Five && is_self_statement(s.text, others));
+        if !taken {
             if states_time {
                 carried = best;
             }
@@ -312,6 +354,92 @@ fn is_statement(sentence: &str, states_time: bool, others: &[&str]) -> bool {
     ((is_first_person(&w) || names_another(sentence, others)) && cue)
         || (states_time && w.len() >= 4)
 }
+
+/// An informative self-statement (version 5): not a question, a reaction,
+/// an imperative or `let's`; four words or more; its subject is the speaker
+/// (`I`, `we`, `my …`, `our …`), a named person of the block or the one
+/// listener ([`names_another`]); and at least two informative words
+/// ([`informative_words`]).
+pub fn is_self_statement(sentence: &str, others: &[&str]) -> bool {
+    if is_question(sentence) || is_chatter(sentence) || sentence.starts_with("[image:") {
+        return false;
+    }
+    let w = words(sentence);
+    // Leading interjections ("Yeah, I painted that …") are no subject.
+    let start = w
+        .iter()
+        .position(|x| !INTERJECTIONS.contains(&x.as_str()))
+        .unwrap_or(w.len());
+    let Some(rest) = w.get(start..) else {
+        return false;
+    };
+    if rest.len() < 4 {
+        return false;
+    }
+    let first = rest.first().map_or("", String::as_str);
+    if NON_STATEMENT_STARTS.contains(&first) {
+        return false;
+    }
+    let subject = is_first_person(rest) || names_another(sentence, others);
+    subject && informative_words(rest) >= 2
+}
+
+/// Words of a sentence that carry information: not stop words, not
+/// interjections, pronouns or feeling words, of three letters or more.
+pub fn informative_words(w: &[String]) -> usize {
+    w.iter()
+        .filter(|x| {
+            x.chars().filter(|c| c.is_alphabetic()).count() >= 3
+                && !is_stop_word(x)
+                && !INTERJECTIONS.contains(&x.as_str())
+                && !FEELINGS.contains(&x.as_str())
+                && !PRONOUNS.contains(&x.as_str())
+        })
+        .count()
+}
+
+/// Interjections and reaction openers.
+#[rustfmt::skip]
+const INTERJECTIONS: &[&str] = &[
+    "yeah", "yes", "yep", "yup", "no", "nope", "oh", "ohh", "ah", "aw", "aww", "awww", "wow",
+    "hey", "hi", "hello", "ok", "okay", "well", "so", "haha", "hahaha", "lol", "omg", "hmm", "um",
+    "uh", "totally", "absolutely", "definitely", "exactly", "sure", "true", "agreed", "thanks",
+    "thank", "congrats", "congratulations", "cheers", "bye", "sorry", "also", "anyway", "honestly",
+    "btw", "ya", "yay", "woah", "whoa", "gosh", "man", "dude", "cool", "nice", "great",
+    "awesome", "amazing", "sweet", "right", "indeed", "alright",
+];
+
+/// First words of an imperative or a suggestion (not a statement).
+#[rustfmt::skip]
+const NON_STATEMENT_STARTS: &[&str] = &[
+    "let's", "lets", "let", "please", "remember", "remind", "keep", "take", "check", "look",
+    "tell", "don't", "do", "try", "make", "go", "come", "see", "imagine", "stay", "enjoy",
+    "hang", "good", "best", "glad", "sounds", "that's", "that", "it's", "you're", "you",
+    "what", "how", "here's", "there's", "hope", "wishing", "wish", "can't", "cheers",
+];
+
+/// Feeling and reaction words: no information on their own.
+#[rustfmt::skip]
+const FEELINGS: &[&str] = &[
+    "amazing", "awesome", "glad", "happy", "proud", "sorry", "thankful", "grateful",
+    "appreciate", "appreciated", "excited", "exciting", "thrilled", "lovely", "wonderful",
+    "beautiful", "incredible", "fantastic", "sweet", "kind", "nice", "cool", "great", "love",
+    "loved", "lucky", "sad", "hear", "heard", "means", "mean", "meant", "totally", "agree",
+    "inspiring", "inspired", "stuff", "glad", "super", "pretty", "hope", "hoping", "wish", "miss",
+    "care", "luck", "support", "cheering", "rooting", "words", "tough", "hard", "easy", "true",
+    "definitely", "absolutely", "always", "sometimes", "everything", "anything", "nothing",
+    "someone", "anyone", "everyone", "lots", "thing", "stuff", "bit", "kinda", "sorta",
+];
+
+/// Pronouns and contractions that are not stop words.
+#[rustfmt::skip]
+const PRONOUNS: &[&str] = &[
+    "you've", "you'll", "you'd", "yours", "yourself", "she's", "he's", "they're", "they've",
+    "they'll", "it'll", "that'll", "we've", "we'll", "we'd", "mine", "myself", "ourselves",
+    "ours", "hers", "theirs", "itself", "there's", "here's", "can't", "won't", "didn't",
+    "doesn't", "isn't", "aren't", "wasn't", "weren't", "haven't", "hasn't", "couldn't",
+    "wouldn't", "shouldn't", "i'll", "i'd", "i've",
+];
 
 /// The sentence starts with the name of one of `others` (or a prefix of it
 /// of three letters or more, "Mel" for "Melanie") as its subject: a name
@@ -403,7 +531,7 @@ fn event_of(
         .sentences
         .iter()
         .map(|s| match version {
-            Version::Four => third_person_v2(s, &speaker),
+            Version::Four | Version::Five => third_person_v2(s, &speaker),
             _ => third_person(s, &speaker),
         })
         .collect();
@@ -717,7 +845,7 @@ const SAME_IN_THIRD: &[&str] = &[
 /// "prefers", "have" → "has", "go" → "goes", "try" → "tries", "don't" →
 /// "doesn't". Modals and past forms are returned unchanged; `None` when the
 /// word does not look like a verb.
-fn third_singular(verb: &str) -> Option<String> {
+pub(crate) fn third_singular(verb: &str) -> Option<String> {
     let lower = verb.to_lowercase();
     let irregular = match lower.as_str() {
         "am" => Some("is"),

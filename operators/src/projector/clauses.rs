@@ -1,0 +1,658 @@
+//! The heuristic projector `heuristic-projector@4` ([`HeuristicProjectorV4`]):
+//! version 3's patterns, then **clause facts** from every statement
+//! sentence none of them read. The code of versions 1–3 is not touched:
+//! their patterns run first, unchanged, and this module only adds.
+//!
+//! # Clause facts
+//!
+//! A sentence of an event that no earlier pattern took a fact or edge from
+//! is read clause by clause, for a subject, a predicate and an object
+//! (general English patterns; see [`CLAUSE_PATTERNS`]):
+//!
+//! - **Subjects**: `I`, `I'm`, `I've`, `we`, `we're` … (the speaker), a known
+//!   person's name (that person), and `my|our NOUN` at the start of a clause
+//!   (the speaker, the noun joining the key: `My kids love the beach` →
+//!   `kids love: beach`).
+//! - **Verb** (`verb`): after the subject, auxiliaries, adverbs and
+//!   negations, a lexical verb and its object: `I painted that lake
+//!   sunrise` → `painted: lake sunrise`; a particle or preposition joins the
+//!   key (`moved from: home country`, `carving out: me-time`); `VERB to
+//!   VERB2 X` gives the key `VERB to VERB2` (`started to learn: guitar`); a
+//!   present tense after `I` is put in the third person (`I love` →
+//!   `loves`), a negation prefixes `not`, `will|'ll|going to` prefix
+//!   `will`.
+//! - **Copula with a noun** (`identity`): `I'm|I am|I was a(n) X` → `is: X`.
+//! - **Copula with an adjective or participle** (`state`): `I'm keen on
+//!   counseling` → `keen on: counseling`, `I've been blessed with loads of
+//!   love` → `blessed with: love`, `I'm lucky to have my husband and kids` →
+//!   `lucky to have: husband and kids`.
+//! - **Possessed noun** (`possessed`): `my NOUN is|are X` → `NOUN: X` (`My
+//!   goal is to give kids a loving home` → `goal: give kids loving home`).
+//!
+//! An object is a noun phrase: determiners and quantities (`a lot of`,
+//! `loads of`, `some`, `that`) skipped, up to five words, nouns joined by
+//! `and`/`or` and at most one prepositional phrase (`charity race for
+//! mental health`), cut at a time expression (`last year`), a pronoun, a
+//! clause word or punctuation, and cleaned like every value of version 3
+//! (never ending on a function word or a pronoun). A value needs one
+//! informative word: `did my best`, `had a great time` give nothing.
+//! Verbs of thinking and saying (`think`, `feel`, `know`, `guess`, `mean`,
+//! `say` …), whose object is a clause, give nothing. Key and value together
+//! stay within ten words (the key at most four). Every clause fact is a
+//! Set fact citing its event.
+
+use strataflow_record::Digest;
+use strataflow_record::record::{FactMode, GraphAssertion};
+
+use super::statements::{FUNCTION_WORDS, clean_value};
+use super::{Builder, EventCtx, Key, NAME, Sent};
+use crate::operator::{OperatorError, OperatorId, ProjectionInput, Projector, config_hash};
+
+/// Version of [`HeuristicProjectorV4`].
+pub const VERSION_4: u32 = 4;
+
+/// The clause pattern classes of version 4.
+pub const CLAUSE_PATTERNS: &[&str] = &["verb", "identity", "state", "possessed"];
+
+/// The heuristic projector `heuristic-projector@4` (see the module docs).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct HeuristicProjectorV4;
+
+impl Projector for HeuristicProjectorV4 {
+    fn id(&self) -> OperatorId {
+        OperatorId::new(NAME, VERSION_4)
+    }
+
+    fn config_hash(&self) -> Digest {
+        config_hash(
+            &self.id(),
+            r#"{"sentences":"strataflow-text","statements":1,"clauses":1}"#,
+        )
+    }
+
+    /// Fails only when an event of the batch belongs to another tenant.
+    fn project(&self, input: &ProjectionInput<'_>) -> Result<Vec<GraphAssertion>, OperatorError> {
+        super::statements::project_batch(input, Some(match_clauses))
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Word lists.
+
+/// Subjects meaning the speaker.
+#[rustfmt::skip]
+const SPEAKER_SUBJECTS: &[&str] = &[
+    "i", "i'm", "im", "i've", "i'd", "i'll", "we", "we're", "we've", "we'd", "we'll",
+];
+
+/// Auxiliaries between a subject and its verb.
+#[rustfmt::skip]
+const AUXILIARIES: &[&str] = &[
+    "am", "is", "are", "was", "were", "be", "been", "being", "have", "has", "had", "do", "does",
+    "did", "will", "would", "can", "could", "should", "might", "must", "may", "shall", "gonna",
+    "wanna", "not", "never", "don't", "didn't", "doesn't", "won't", "can't", "cannot",
+    "haven't", "hasn't", "hadn't", "wasn't", "weren't", "isn't", "aren't", "wouldn't",
+    "couldn't", "shouldn't",
+];
+
+/// Adverbs skipped anywhere before the verb.
+#[rustfmt::skip]
+const SKIPPED_ADVERBS: &[&str] = &[
+    "really", "just", "also", "finally", "recently", "always", "usually", "still", "actually",
+    "totally", "so", "already", "now", "even", "often", "sometimes", "kinda", "currently",
+    "mostly", "truly", "definitely", "absolutely", "honestly", "genuinely", "officially",
+    "basically", "seriously", "super", "pretty", "very", "too", "only", "all", "both", "lately",
+    "slowly", "ever", "once", "again", "then", "probably", "certainly", "obviously", "literally",
+    "especially", "regularly", "occasionally", "rarely", "hardly", "barely", "almost",
+];
+
+/// Verbs whose object is a clause or nothing worth keeping.
+#[rustfmt::skip]
+const SKIP_VERBS: &[&str] = &[
+    "think", "thinks", "thought", "know", "knows", "knew", "guess", "mean", "means", "meant",
+    "feel", "feels", "felt", "believe", "believes", "believed", "realize", "realized",
+    "realise", "realised", "wonder", "wondered", "wish", "say", "says", "said", "tell", "told",
+    "agree", "agreed", "bet", "suppose", "hear", "heard", "understand", "remember", "appreciate",
+    "bet", "reckon", "hope", "hoped", "like", "love", "loved", "want", "wanted", "need",
+    "needed", "let", "gotta", "get", "gets", "go", "goes", "went", "come", "came", "be",
+    "am", "is", "are", "was", "were", "been", "do", "does", "did", "done", "doing", "making",
+    "taking", "see", "saw", "seen", "seeing",
+    "thanks", "thank", "hope", "hoping", "miss", "missed", "try", "tried", "trying", "keep",
+    "kept", "keeping", "glad", "sure", "happy", "sorry", "can", "will", "would", "could",
+    "should", "must", "might", "may", "gonna", "wanna", "look", "looks", "looked", "looking",
+    "sounds", "sound", "seems", "seem", "seemed", "put", "giving",
+    "having", "mind", "care", "cared",
+];
+
+/// Particles that join a verb in the key (`carving out`, `picked up`).
+const PARTICLES: &[&str] = &["up", "out", "off", "back", "over", "down", "away", "into"];
+
+/// Prepositions that join a verb or adjective in the key.
+#[rustfmt::skip]
+const PREPOSITIONS: &[&str] = &[
+    "to", "at", "in", "for", "with", "from", "on", "about", "of", "into", "as", "by",
+];
+
+/// Prepositions that may open the one phrase attached to an object.
+const ATTACHED: &[&str] = &["for", "with", "in", "at", "from", "about", "on", "by"];
+
+/// Determiners and quantities skipped at the start of an object.
+#[rustfmt::skip]
+const OBJECT_DETERMINERS: &[&str] = &[
+    "a", "an", "the", "my", "our", "your", "his", "her", "their", "this", "that", "these",
+    "those", "some", "any", "all", "each", "every", "lots", "loads", "plenty", "bunch",
+    "couple", "few", "of", "one", "two", "three", "several", "many", "much", "more",
+    "whole", "own", "such",
+];
+
+/// Words that end an object (time expressions, clause words, pronouns).
+#[rustfmt::skip]
+const OBJECT_END: &[&str] = &[
+    "and", "or", "but", "so", "because", "cause", "'cause", "when", "whenever", "while", "if",
+    "that", "which", "who", "whom", "whose", "where", "since", "until", "after", "before", "than",
+    "as", "like", "though", "although", "yesterday", "today", "tomorrow", "tonight", "now",
+    "recently", "lately", "again", "too", "last", "next", "this", "these", "those", "ago", "soon",
+    "already", "yet", "just", "also", "really", "very", "anymore", "instead", "though", "then",
+    "there", "here", "every", "each", "lol", "haha", "i", "i'm", "me", "my", "we", "us", "you",
+    "your", "he", "him", "his", "she", "her", "it", "it's", "they", "them", "their", "is", "are",
+    "was", "were", "be", "been", "am", "will", "would", "can", "could", "should", "has", "have",
+    "had", "do", "does", "did", "to", "not", "named", "called", "week", "weeks", "month",
+    "months", "year", "years", "day", "days", "weekend", "morning", "night", "evening",
+    "afternoon", "everyday", "sometime", "someday", "always", "never", "still", "even",
+];
+
+/// Words with no information on their own: a value of only these (and
+/// function words) is dropped.
+#[rustfmt::skip]
+const LIGHT: &[&str] = &[
+    "best", "time", "times", "lot", "lots", "way", "ways", "day", "days", "thing", "things",
+    "stuff", "much", "part", "sense", "fun", "chance", "break", "moment", "moments", "idea",
+    "ideas", "difference", "sure", "great", "good", "nice", "cool", "amazing", "awesome",
+    "happy", "glad", "sorry", "proud", "one", "ones", "everything", "anything", "something",
+    "nothing", "kind", "sort", "bit", "deal", "point", "place", "today", "tomorrow", "yesterday",
+    "people", "others", "other", "own", "same", "new", "first", "last", "next", "little",
+    "lot", "world", "life", "work", "what", "job", "support", "love", "feeling", "feelings",
+    "words", "help", "care", "luck", "hard", "tough", "easy", "big", "long",
+];
+
+/// Nouns after `my|our` that make a possessed-noun subject.
+const POSSESSED_MAX: usize = 2;
+
+// ---------------------------------------------------------------------------
+// The matcher.
+
+/// Clause facts of one sentence, when no earlier pattern found anything in
+/// it (`found`: facts and edges the earlier patterns made from it).
+fn match_clauses(ctx: &mut EventCtx, b: &mut Builder, s: &mut Sent, found: usize) {
+    let _ = found;
+    let mut i = 0;
+    while i < s.len() {
+        let next = clause_fact(ctx, b, s, i);
+        i = next.max(i + 1);
+    }
+}
+
+/// Reads a clause whose subject may start at `i`; returns where to go on.
+fn clause_fact(ctx: &mut EventCtx, b: &mut Builder, s: &Sent, i: usize) -> usize {
+    let Some(t) = s.tok(i) else {
+        return i + 1;
+    };
+    if !t.word {
+        return i + 1;
+    }
+    let clause_start = i == 0 || s.is_separator(i - 1);
+    // The subject and the first token after it.
+    let (who, after, first_person, lead) = if t.is_any(SPEAKER_SUBJECTS) {
+        (ctx.speaker.clone(), i + 1, t.lower.starts_with('i'), None)
+    } else if clause_start && s.is_any(i, &["my", "our"]) {
+        let mut k = i + 1;
+        let mut noun = Vec::new();
+        while noun.len() < POSSESSED_MAX
+            && s.tok(k).is_some_and(|t| {
+                t.word && !t.is_any(FUNCTION_WORDS) && !t.is_any(AUXILIARIES) && !is_verb_like(t)
+            })
+        {
+            noun.push(s.lower(k).to_owned());
+            k += 1;
+        }
+        if noun.is_empty() || !s.is_any(k, &["is", "are", "was", "were"]) && !lexical(s, k) {
+            return i + 1;
+        }
+        (ctx.speaker.clone(), k, false, Some(noun.join(" ")))
+    } else if clause_start && t.is_name_word() {
+        match s
+            .any_name_at(i, 3)
+            .and_then(|n| ctx.person(&n.text).map(|p| (p, n.end)))
+        {
+            Some((p, end)) => (Some(p), end, false, None),
+            None => return i + 1,
+        }
+    } else {
+        return i + 1;
+    };
+    let Some(who) = who else {
+        return after;
+    };
+    let subject_word = t.lower.as_str();
+    let mut be = matches!(subject_word, "i'm" | "im" | "we're");
+    let mut will = matches!(subject_word, "i'll" | "we'll");
+    let mut aux = matches!(subject_word, "i'd" | "we'd")
+        || (matches!(subject_word, "i've" | "we've")
+            && s.tok(after)
+                .is_some_and(|n| is_verb_like(n) || n.negates() || n.is_any(SKIPPED_ADVERBS)));
+    let mut negated = false;
+    let mut j = after;
+    // Auxiliaries, negations and adverbs.
+    loop {
+        let Some(tok) = s.tok(j) else { break };
+        if !tok.word {
+            break;
+        }
+        let w = tok.lower.as_str();
+        if tok.negates() {
+            negated = true;
+        } else if matches!(
+            w,
+            "am" | "is" | "are" | "was" | "were" | "been" | "being" | "be"
+        ) {
+            be = true;
+        } else if matches!(w, "will" | "gonna" | "shall") {
+            will = true;
+        } else if w == "going" && s.is(j + 1, "to") && !s.is_any(j + 2, OBJECT_DETERMINERS) {
+            will = true;
+            be = false;
+            j += 2;
+            continue;
+        } else if matches!(w, "have" | "has" | "had" | "'ve")
+            && !s.tok(j + 1).is_some_and(|n| is_verb_like(n) || n.negates())
+        {
+            // `have` before a noun is the verb (`We have unique paths`).
+            break;
+        } else if SKIPPED_ADVERBS.contains(&w) || tok.is_any(AUXILIARIES) {
+            if !SKIPPED_ADVERBS.contains(&w) {
+                aux = true;
+            }
+        } else {
+            break;
+        }
+        j += 1;
+    }
+    // `I'm off to go X`: a plan.
+    if be && s.is(j, "off") && s.is(j + 1, "to") {
+        be = false;
+        will = true;
+        j += 2;
+        if s.is(j, "go") && s.tok(j + 1).is_some_and(|t| t.lower.ends_with("ing")) {
+            j += 1;
+        }
+    }
+    let prefix = match (negated, will) {
+        (true, _) => "not ",
+        (false, true) => "will ",
+        _ => "",
+    };
+    let lead = lead.map_or_else(String::new, |l| format!("{l} "));
+    let head = s.lower(j);
+    if head.is_empty() {
+        return j;
+    }
+    // Copula with a noun: `I'm a nurse`.
+    if be && s.is_any(j, &["a", "an"]) {
+        if let Some((end, value)) = object(s, j, 5) {
+            let key = if lead.is_empty() {
+                format!("{prefix}is")
+            } else {
+                format!("{prefix}{}", lead.trim_end())
+            };
+            emit(ctx, b, &who, &key, value);
+            return end;
+        }
+        return j + 1;
+    }
+    // A possessed noun with a copula: `my goal is to give …`, `my favorite
+    // book is X`.
+    if be && !lead.is_empty() {
+        let at = if s.is(j, "to") { j + 1 } else { j };
+        if s.is(j, "to") {
+            if let Some((end, value)) = verb_object(s, at) {
+                emit(ctx, b, &who, lead.trim_end(), value);
+                return end;
+            }
+        } else if let Some((end, key_tail, value)) = adjective_object(s, j) {
+            emit(ctx, b, &who, &format!("{lead}{key_tail}"), value);
+            return end;
+        } else if let Some((end, value)) = object(s, j, 5) {
+            emit(ctx, b, &who, &format!("{prefix}{}", lead.trim_end()), value);
+            return end;
+        }
+        return j + 1;
+    }
+    // Copula with an adjective or participle: `I'm keen on X`.
+    if be && !head.ends_with("ing") {
+        if let Some((end, key_tail, value)) = adjective_object(s, j) {
+            emit(ctx, b, &who, &format!("{prefix}{key_tail}"), value);
+            return end;
+        }
+        return j + 1;
+    }
+    // A lexical verb, and the verbs joined to it (`talked about X and
+    // encouraged Y`).
+    let third = first_person && !be && !aux && !will && !negated && lead.is_empty();
+    let mut at = j;
+    let mut first = true;
+    loop {
+        let Some(end) = verb_clause(ctx, b, s, &who, at, third, &format!("{prefix}{lead}")) else {
+            return if first { j + 1 } else { at };
+        };
+        first = false;
+        let mut k = end;
+        if s.is_punct(k, ',') {
+            k += 1;
+        }
+        if s.is_any(k, &["and", "or", "then"]) {
+            k += 1;
+        }
+        if k == end || !s.tok(k).is_some_and(|t| lexical_tok(t) && is_verb_like(t)) {
+            return end;
+        }
+        at = k;
+    }
+}
+
+/// The verb at `j` and its object, as a fact of `who`; the index after it.
+fn verb_clause(
+    ctx: &EventCtx,
+    b: &mut Builder,
+    s: &Sent,
+    who: &Key,
+    j: usize,
+    third: bool,
+    prefix: &str,
+) -> Option<usize> {
+    if !lexical(s, j) {
+        return None;
+    }
+    let verb = s.lower(j).to_owned();
+    let mut k = j + 1;
+    let mut key = if third {
+        crate::extractor::heuristic::third_singular(&verb).unwrap_or_else(|| verb.clone())
+    } else {
+        verb.clone()
+    };
+    // `go swimming`, `went camping`.
+    if matches!(verb.as_str(), "go" | "goes" | "went" | "gone")
+        && s.tok(k).is_some_and(|t| t.word && t.lower.ends_with("ing"))
+    {
+        key = format!("{key} {}", s.lower(k));
+        k += 1;
+    }
+    if s.is_any(k, PARTICLES) {
+        key = format!("{key} {}", s.lower(k));
+        k += 1;
+    }
+    // `VERB to VERB2 X`.
+    if s.is(k, "to") && s.tok(k + 1).is_some_and(|t| lexical_tok(t)) {
+        let (end, value) = verb_object(s, k + 1)?;
+        let (v2, rest) = value.split_once(' ').unwrap_or((value.as_str(), ""));
+        if !rest.is_empty() {
+            emit(
+                ctx,
+                b,
+                who,
+                &format!("{prefix}{key} to {v2}"),
+                rest.to_owned(),
+            );
+        }
+        return Some(end);
+    }
+    if s.is_any(k, PREPOSITIONS) {
+        if s.is(k, "to") && s.tok(k + 1).is_some_and(|t| t.is_any(SKIP_VERBS)) {
+            return None;
+        }
+        key = format!("{key} {}", s.lower(k));
+        k += 1;
+    }
+    let (end, value) = object(s, k, 6)?;
+    emit(ctx, b, who, &format!("{prefix}{key}"), value);
+    Some(end)
+}
+
+/// `ADJ [PREP] X` or `ADJ to VERB X` at `j`: the key tail and the value.
+fn adjective_object(s: &Sent, j: usize) -> Option<(usize, String, String)> {
+    let adj = s.tok(j).filter(|t| {
+        t.word && !t.is_any(FUNCTION_WORDS) && !t.is_any(OBJECT_END) && !t.is_name_word()
+    })?;
+    let mut k = j + 1;
+    // `happy and thankful for`.
+    if s.is_any(k, &["and", "or"])
+        && s.tok(k + 1)
+            .is_some_and(|t| t.word && !t.is_any(FUNCTION_WORDS))
+        && s.is_any(k + 2, PREPOSITIONS)
+    {
+        k += 2;
+    }
+    if s.is(k, "to") && s.tok(k + 1).is_some_and(|t| lexical_tok(t)) {
+        let (end, value) = verb_object(s, k + 1)?;
+        let (v2, rest) = value.split_once(' ')?;
+        return Some((end, format!("{} to {v2}", adj.lower), rest.to_owned()));
+    }
+    if !s.is_any(k, PREPOSITIONS) {
+        return None;
+    }
+    let prep = s.lower(k).to_owned();
+    let at = k + 1;
+    // `keen on working in X`: the gerund joins the value.
+    let (end, value) = if s
+        .tok(at)
+        .is_some_and(|t| t.word && t.lower.ends_with("ing"))
+    {
+        object(s, at, 6).or_else(|| verb_object(s, at))?
+    } else {
+        object(s, at, 6)?
+    };
+    Some((end, format!("{} {prep}", adj.lower), value))
+}
+
+/// `VERB X` at `i`: the verb and its object as one value.
+fn verb_object(s: &Sent, i: usize) -> Option<(usize, String)> {
+    let verb = s.tok(i).filter(|t| lexical_tok(t))?;
+    let mut k = i + 1;
+    let mut head = verb.lower.clone();
+    if s.is_any(k, PARTICLES) || s.is_any(k, PREPOSITIONS) && !s.is(k, "to") {
+        head = format!("{head} {}", s.lower(k));
+        k += 1;
+    }
+    let (end, np) = object(s, k, 4)?;
+    Some((end, format!("{head} {np}")))
+}
+
+/// A token that may be a lexical verb.
+fn lexical_tok(t: &super::Tok) -> bool {
+    t.word
+        && !t.is_name_word()
+        && !t.is_any(FUNCTION_WORDS)
+        && !t.is_any(SKIP_VERBS)
+        && !t.is_any(OBJECT_END)
+        && t.lower.chars().all(|c| c.is_alphabetic() || c == '-')
+        && t.lower.len() >= 2
+}
+
+fn lexical(s: &Sent, i: usize) -> bool {
+    s.tok(i).is_some_and(lexical_tok)
+}
+
+/// Verb-like: a past form, a gerund or a known verb.
+fn is_verb_like(t: &super::Tok) -> bool {
+    t.lower.ends_with("ed")
+        || t.lower.ends_with("ing")
+        || crate::extractor::temporal::is_past_verb(&t.lower)
+        || t.is_any(SKIP_VERBS)
+}
+
+/// The object noun phrase at `i` (see the module docs): at most `max`
+/// words, with the index after it.
+fn object(s: &Sent, i: usize, max: usize) -> Option<(usize, String)> {
+    let mut k = i;
+    while s.is_any(k, OBJECT_DETERMINERS) || s.is(k, "lot") && s.is(k + 1, "of") {
+        k += 1;
+    }
+    if s.is_any(k, &["go", "going"]) && s.tok(k + 1).is_some_and(|t| t.lower.ends_with("ing")) {
+        k += 1;
+    }
+    let mut words: Vec<String> = Vec::new();
+    let mut attached = false;
+    while words.len() < max {
+        let Some(t) = s.tok(k) else { break };
+        if !t.word {
+            break;
+        }
+        if t.is_any(&["and", "or"]) && !words.is_empty() {
+            // Nouns joined: `husband and kids`, `counseling or mental health`.
+            match s.tok(k + 1) {
+                Some(n)
+                    if n.word
+                        && !n.is_any(OBJECT_END)
+                        && !n.is_any(FUNCTION_WORDS)
+                        && !(n.lower.ends_with("ed")
+                            || crate::extractor::temporal::is_past_verb(&n.lower))
+                        && words.len() + 2 <= max =>
+                {
+                    words.push(t.lower.clone());
+                    k += 1;
+                    continue;
+                }
+                _ => break,
+            }
+        }
+        if t.lower == "of" {
+            if words.is_empty() {
+                k += 1;
+                continue;
+            }
+            words.push("of".to_owned());
+            k += 1;
+            while s.is_any(k, OBJECT_DETERMINERS) && !s.is(k, "of") {
+                k += 1;
+            }
+            continue;
+        }
+        if t.is_any(ATTACHED) && !words.is_empty() && !attached {
+            let mut m = k + 1;
+            while s.is_any(m, OBJECT_DETERMINERS) && !s.is(m, "of") {
+                m += 1;
+            }
+            let ok = s
+                .tok(m)
+                .is_some_and(|n| n.word && !n.is_any(OBJECT_END) && !n.is_any(FUNCTION_WORDS))
+                && words.len() + 2 <= max;
+            if !ok {
+                break;
+            }
+            attached = true;
+            words.push(t.lower.clone());
+            k = m;
+            continue;
+        }
+        if t.is_any(OBJECT_END) || (t.is_any(FUNCTION_WORDS) && !t.is_name_word()) {
+            break;
+        }
+        words.push(if t.is_name_word() {
+            t.text.clone()
+        } else {
+            t.lower.clone()
+        });
+        k += 1;
+    }
+    let value = clean_value(&words.join(" "))?;
+    let informative = value.split_whitespace().any(|w| {
+        let l = w.to_lowercase();
+        l.chars().filter(|c| c.is_alphabetic()).count() >= 3
+            && !FUNCTION_WORDS.contains(&l.as_str())
+            && !LIGHT.contains(&l.as_str())
+            && !crate::text::is_stop_word(&l)
+    });
+    informative.then_some((k, value))
+}
+
+/// Emits a clause fact when key and value stay compact.
+fn emit(ctx: &EventCtx, b: &mut Builder, who: &Key, key: &str, value: String) {
+    let key_words = key.split_whitespace().count();
+    let value_words = value.split_whitespace().count();
+    if key_words == 0 || key_words > 4 || key_words + value_words > 10 {
+        return;
+    }
+    ctx.fact(b, who, key, vec![value], FactMode::Set);
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+mod debug_tests {
+    use super::*;
+    use strataflow_record::record::{
+        Assertion, Criticality, Event, EventTemporal, EventType, Occurrence, Precision, Scope,
+        TimeBasis,
+    };
+    use strataflow_record::{RecordId, SourceTime};
+
+    #[test]
+    #[ignore = "debug"]
+    fn dump() {
+        let text = std::fs::read_to_string("/tmp/g16/sents.txt").unwrap();
+        for line in text.lines() {
+            let (speaker, sentence) = line.split_once('\t').unwrap();
+            let taken = crate::extractor::heuristic::is_self_statement(sentence, &["Other"]);
+            let ev = Event {
+                tenant: "t".to_owned(),
+                block: RecordId([200; 32]),
+                source_messages: vec![RecordId([201; 32])],
+                title: String::new(),
+                summary: String::new(),
+                narrative: String::new(),
+                tags: Vec::new(),
+                quotes: vec![sentence.to_owned()],
+                temporal: EventTemporal {
+                    mentioned_at: SourceTime::utc_without_offset(1_683_547_200_000),
+                    happened_start: None,
+                    happened_end: None,
+                    original_text: None,
+                    precision: Precision::Day,
+                    basis: TimeBasis::Relative,
+                    status: Occurrence::Occurred,
+                    participants: vec![speaker.to_owned()],
+                    event_type: EventType::Other,
+                    supersedes: Vec::new(),
+                    conflicts_with: Vec::new(),
+                },
+                scope: Scope::User,
+                criticality: Criticality::Routine,
+                confidence_milli: 800,
+            };
+            let events = vec![(RecordId([1; 32]), ev)];
+            let out = HeuristicProjectorV4
+                .project(&ProjectionInput {
+                    tenant: "t",
+                    events: &events,
+                    attempt: 1,
+                })
+                .unwrap();
+            let mut got = Vec::new();
+            for a in &out {
+                match &a.assertion {
+                    Assertion::Node { facts, .. } => {
+                        for f in facts {
+                            got.push(format!("{}: {}", f.key, f.values.join(" | ")));
+                        }
+                    }
+                    Assertion::Edge { relation, to, .. } => {
+                        got.push(format!("{relation} -> {}", to.name));
+                    }
+                }
+            }
+            println!(
+                "{} {speaker}: {sentence}\n      {}",
+                if taken { "T" } else { "-" },
+                got.join(" ;; ")
+            );
+        }
+    }
+}
