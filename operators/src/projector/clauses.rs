@@ -104,28 +104,28 @@ const SKIPPED_ADVERBS: &[&str] = &[
     "basically", "seriously", "super", "pretty", "very", "too", "only", "all", "both", "lately",
     "slowly", "ever", "once", "again", "then", "probably", "certainly", "obviously", "literally",
     "especially", "regularly", "occasionally", "rarely", "hardly", "barely", "almost",
+    "right", "hopefully", "happily", "soon",
 ];
 
 /// Verbs whose object is a clause or nothing worth keeping.
 #[rustfmt::skip]
 const SKIP_VERBS: &[&str] = &[
     "think", "thinks", "thought", "know", "knows", "knew", "guess", "mean", "means", "meant",
-    "feel", "feels", "felt", "believe", "believes", "believed", "realize", "realized",
+    "feel", "feels", "believe", "believes", "believed", "realize", "realized",
     "realise", "realised", "wonder", "wondered", "wish", "say", "says", "said", "tell", "told",
-    "agree", "agreed", "bet", "suppose", "hear", "heard", "understand", "remember", "appreciate",
-    "bet", "reckon", "hope", "hoped", "like", "love", "loved", "want", "wanted", "need",
-    "needed", "let", "gotta", "get", "gets", "go", "goes", "went", "come", "came", "be",
-    "am", "is", "are", "was", "were", "been", "do", "does", "did", "done", "doing", "making",
-    "taking", "see", "saw", "seen", "seeing",
+    "agree", "agreed", "bet", "suppose", "hear", "heard", "understand", "appreciate",
+    "bet", "reckon", "hope", "hoped", "like", "love", "loved", "want", "wanted", "let", "gotta", "get", "gets", "go", "goes", "went", "come", "came", "be",
+    "am", "is", "are", "was", "were", "been", "do", "does", "did", "done", "doing", "taking", "see", "saw", "seen", "seeing",
     "thanks", "thank", "hope", "hoping", "miss", "missed", "try", "tried", "trying", "keep",
     "kept", "keeping", "glad", "sure", "happy", "sorry", "can", "will", "would", "could",
     "should", "must", "might", "may", "gonna", "wanna", "look", "looks", "looked", "looking",
-    "sounds", "sound", "seems", "seem", "seemed", "put", "giving",
-    "having", "mind", "care", "cared",
+    "sounds", "sound", "seems", "seem", "seemed", "put", "mind", "care", "cared",
 ];
 
 /// Particles that join a verb in the key (`carving out`, `picked up`).
-const PARTICLES: &[&str] = &["up", "out", "off", "back", "over", "down", "away", "into"];
+const PARTICLES: &[&str] = &[
+    "up", "out", "off", "back", "over", "down", "away", "into", "together",
+];
 
 /// Prepositions that join a verb or adjective in the key.
 #[rustfmt::skip]
@@ -134,7 +134,7 @@ const PREPOSITIONS: &[&str] = &[
 ];
 
 /// Prepositions that may open the one phrase attached to an object.
-const ATTACHED: &[&str] = &["for", "with", "in", "at", "from", "about", "on", "by"];
+const ATTACHED: &[&str] = &["for", "with", "in", "at", "from", "about", "on", "by", "to"];
 
 /// Determiners and quantities skipped at the start of an object.
 #[rustfmt::skip]
@@ -142,7 +142,7 @@ const OBJECT_DETERMINERS: &[&str] = &[
     "a", "an", "the", "my", "our", "your", "his", "her", "their", "this", "that", "these",
     "those", "some", "any", "all", "each", "every", "lots", "loads", "plenty", "bunch",
     "couple", "few", "of", "one", "two", "three", "several", "many", "much", "more",
-    "whole", "own", "such",
+    "whole", "own", "such", "so", "another", "other", "quite", "really",
 ];
 
 /// Words that end an object (time expressions, clause words, pronouns).
@@ -159,6 +159,10 @@ const OBJECT_END: &[&str] = &[
     "had", "do", "does", "did", "to", "not", "named", "called", "week", "weeks", "month",
     "months", "year", "years", "day", "days", "weekend", "morning", "night", "evening",
     "afternoon", "everyday", "sometime", "someday", "always", "never", "still", "even",
+    "it'd", "it'll", "that's", "there's", "they're", "they've", "he's", "she's", "you're",
+    "you've", "we're", "we've", "i'd", "i'll", "i've", "near", "during", "throughout",
+    "despite", "without", "through", "around", "across", "behind", "cuz", "coz", "plus",
+    "hopefully", "right", "sooo", "soo", "super",
 ];
 
 /// Words with no information on their own: a value of only these (and
@@ -185,12 +189,220 @@ const POSSESSED_MAX: usize = 2;
 /// it (`found`: facts and edges the earlier patterns made from it).
 fn match_clauses(ctx: &mut EventCtx, b: &mut Builder, s: &mut Sent, found: usize) {
     let _ = found;
+    subjectless(ctx, b, s);
+    possessed_after(ctx, b, s);
+    about_me(ctx, b, s);
     let mut i = 0;
     while i < s.len() {
         let next = clause_fact(ctx, b, s, i);
         i = next.max(i + 1);
     }
 }
+
+/// A sentence that starts with its verb is the speaker's (`Lost my job as
+/// a banker`, `Still following my passion for dance`): a past form or a
+/// gerund at the start (after interjections, adverbs and commas) that is not
+/// itself the subject (`Taking care of ourselves is vital`).
+fn subjectless(ctx: &EventCtx, b: &mut Builder, s: &Sent) {
+    let Some(speaker) = ctx.speaker.clone() else {
+        return;
+    };
+    let mut k = 0;
+    while s
+        .tok(k)
+        .is_some_and(|t| !t.word || t.is_any(SKIPPED_ADVERBS) || t.is_any(LEADING_INTERJECTIONS))
+    {
+        k += 1;
+    }
+    let Some(t) = s.tok(k) else { return };
+    let gerund = t.lower.ends_with("ing");
+    let past = t.lower.ends_with("ed") || crate::extractor::temporal::is_past_verb(&t.lower);
+    if !(gerund || past) || !lexical_tok(t) || t.upper && k > 0 {
+        return;
+    }
+    // A gerund subject: a verb follows its phrase.
+    if gerund {
+        let clause_end = (k + 1..s.len())
+            .find(|&m| s.is_separator(m))
+            .unwrap_or(s.len());
+        if (k + 1..clause_end).any(|m| {
+            s.is_any(
+                m,
+                &[
+                    "is", "was", "are", "were", "has", "makes", "helps", "can", "will",
+                ],
+            )
+        }) {
+            return;
+        }
+    }
+    let _ = verb_clause(ctx, b, s, &speaker, k, false, "");
+}
+
+/// `X is my [ADJ] NOUN` → `NOUN: X` (`contemporary is my top pick` →
+/// `top pick: contemporary`).
+fn possessed_after(ctx: &EventCtx, b: &mut Builder, s: &Sent) {
+    let Some(speaker) = ctx.speaker.clone() else {
+        return;
+    };
+    for i in 1..s.len() {
+        if !s.is(i, "my") || !s.is_any(i - 1, &["is", "are", "was", "were"]) {
+            continue;
+        }
+        let start = s.clause(i - 1).start;
+        if i - 1 <= start || i - 1 - start > 4 {
+            continue;
+        }
+        let subject: Vec<&super::Tok> = (start..i - 1).filter_map(|k| s.tok(k)).collect();
+        if subject
+            .iter()
+            .any(|t| !t.word || t.is_any(FUNCTION_WORDS) && !t.is_any(&["the", "a", "an"]))
+        {
+            continue;
+        }
+        let value: Vec<String> = subject
+            .iter()
+            .map(|t| {
+                if t.is_name_word() {
+                    t.text.clone()
+                } else {
+                    t.lower.clone()
+                }
+            })
+            .collect();
+        let mut key = Vec::new();
+        let mut k = i + 1;
+        while key.len() < 3
+            && s.tok(k)
+                .is_some_and(|t| t.word && !t.is_any(FUNCTION_WORDS) && !t.is_any(OBJECT_END))
+        {
+            key.push(s.lower(k).to_owned());
+            k += 1;
+        }
+        if key.is_empty() {
+            continue;
+        }
+        if let Some(value) = clean_value(&value.join(" ")) {
+            emit(ctx, b, &speaker, &key.join(" "), value);
+        }
+    }
+}
+
+/// A thing said to act on the speaker or to matter to them, at the start
+/// of a clause: `Art gives me so much joy` → `art gives: joy`; `Painting
+/// helps me explore my identity` → `painting helps: explore identity`;
+/// `Representing inclusivity in my art is important to me` → `important:
+/// representing inclusivity in art`; `Drawing flowers is one of my faves` →
+/// `faves: drawing flowers`; `Oscar, my guinea pig` → `guinea pig: Oscar`.
+fn about_me(ctx: &EventCtx, b: &mut Builder, s: &Sent) {
+    let Some(speaker) = ctx.speaker.clone() else {
+        return;
+    };
+    let mut start = 0;
+    while start < s.len() {
+        let end = (start..s.len())
+            .find(|&m| s.tok(m).is_some_and(|t| !t.word))
+            .unwrap_or(s.len());
+        about_me_clause(ctx, b, s, &speaker, start, end);
+        start = end + 1;
+    }
+}
+
+fn about_me_clause(ctx: &EventCtx, b: &mut Builder, s: &Sent, who: &Key, start: usize, end: usize) {
+    let mut k = start;
+    while s.is_any(k, LEADING_INTERJECTIONS) || s.is_any(k, SKIPPED_ADVERBS) {
+        k += 1;
+    }
+    // `NAME, my NOUN`.
+    if let Some(n) = s.any_name_at(k, 2)
+        && n.end == end
+        && s.is_punct(end, ',')
+        && s.is(end + 1, "my")
+        && ctx.person(&n.text).is_none()
+    {
+        let noun: Vec<&str> = (end + 2..s.len())
+            .map_while(|m| {
+                s.tok(m)
+                    .filter(|t| t.word && !t.is_any(FUNCTION_WORDS) && !t.is_any(OBJECT_END))
+            })
+            .map(|t| t.lower.as_str())
+            .take(3)
+            .collect();
+        if !noun.is_empty() {
+            emit(ctx, b, who, &noun.join(" "), n.text.clone());
+        }
+        return;
+    }
+    // The subject phrase: up to four words before a verb.
+    let mut words: Vec<String> = Vec::new();
+    let mut m = k;
+    while m < end && words.len() < 4 {
+        let Some(t) = s.tok(m) else { break };
+        if t.is_any(&["is", "are", "was", "were"]) || (!words.is_empty() && verb_on_me(s, m)) {
+            break;
+        }
+        if t.is_any(FUNCTION_WORDS) && !t.is_any(&["and", "of", "in", "the"])
+            || t.is_any(SPEAKER_SUBJECTS)
+        {
+            return;
+        }
+        words.push(if t.is_name_word() {
+            t.text.clone()
+        } else {
+            t.lower.clone()
+        });
+        m += 1;
+    }
+    if words.is_empty() || m >= end {
+        return;
+    }
+    let Some(subject) = clean_value(&words.join(" ")) else {
+        return;
+    };
+    if verb_on_me(s, m) {
+        // `Art gives me joy`, `Painting helps me explore X`.
+        let verb = s.lower(m).to_owned();
+        let at = m + 2;
+        let value = if s.is(at, "to") {
+            verb_object(s, at + 1)
+        } else {
+            object(s, at, 5).or_else(|| verb_object(s, at))
+        };
+        if let Some((_, value)) = value {
+            emit(ctx, b, who, &format!("{subject} {verb}"), value);
+        }
+        return;
+    }
+    // `X is [so] ADJ to|for me`, `X is one of my faves`, `X is my favorite`.
+    let mut j = m + 1;
+    while s.is_any(j, SKIPPED_ADVERBS) {
+        j += 1;
+    }
+    if s.is(j, "one") && s.is(j + 1, "of") && s.is(j + 2, "my") {
+        if let Some(key) = s.tok(j + 3).filter(|t| t.word && !t.is_any(FUNCTION_WORDS)) {
+            emit(ctx, b, who, &key.lower, subject);
+        }
+    } else if s
+        .tok(j)
+        .is_some_and(|t| t.word && !t.is_any(FUNCTION_WORDS))
+        && s.is_any(j + 1, &["to", "for"])
+        && s.is_any(j + 2, &["me", "us"])
+    {
+        emit(ctx, b, who, s.lower(j), subject);
+    }
+}
+
+/// A verb at `m` acting on the speaker: `gives me`, `helps me`, `keep me`.
+fn verb_on_me(s: &Sent, m: usize) -> bool {
+    s.tok(m).is_some_and(|t| {
+        lexical_tok(t) || t.is_any(&["makes", "made", "keeps", "keep", "gives", "gave"])
+    }) && s.is_any(m + 1, &["me", "us"])
+}
+
+/// Interjections before a subjectless verb.
+const LEADING_INTERJECTIONS: &[&str] = &[
+    "yeah", "yes", "oh", "well", "so", "and", "but", "anyway", "plus", "hey", "wow", "ok", "okay",
+];
 
 /// Reads a clause whose subject may start at `i`; returns where to go on.
 fn clause_fact(ctx: &mut EventCtx, b: &mut Builder, s: &Sent, i: usize) -> usize {
@@ -258,11 +470,24 @@ fn clause_fact(ctx: &mut EventCtx, b: &mut Builder, s: &Sent, i: usize) -> usize
             be = true;
         } else if matches!(w, "will" | "gonna" | "shall") {
             will = true;
+            be = false;
+        } else if w == "used" && s.is(j + 1, "to") {
+            j += 2;
+            continue;
         } else if w == "going" && s.is(j + 1, "to") && !s.is_any(j + 2, OBJECT_DETERMINERS) {
             will = true;
             be = false;
             j += 2;
             continue;
+        } else if matches!(w, "do" | "does" | "did")
+            && !s.tok(j + 1).is_some_and(|n| {
+                n.negates()
+                    || n.is_any(SKIPPED_ADVERBS)
+                    || lexical_tok(n) && !n.is_any(OBJECT_DETERMINERS)
+            })
+        {
+            // `do` before a noun is the verb (`We do all kinds of dances`).
+            break;
         } else if matches!(w, "have" | "has" | "had" | "'ve")
             && !s.tok(j + 1).is_some_and(|n| is_verb_like(n) || n.negates())
         {
@@ -296,11 +521,20 @@ fn clause_fact(ctx: &mut EventCtx, b: &mut Builder, s: &Sent, i: usize) -> usize
     if head.is_empty() {
         return j;
     }
+    // `I'm into X`.
+    if be && lead.is_empty() && s.is(j, "into") {
+        if let Some((end, value)) = object(s, j + 1, 5) {
+            emit(ctx, b, &who, &format!("{prefix}into"), value);
+            return end;
+        }
+        return j + 1;
+    }
     // Copula with a noun: `I'm a nurse`.
     if be && s.is_any(j, &["a", "an"]) {
         if let Some((end, value)) = object(s, j, 5) {
+            let past = (after..j).any(|k| s.is_any(k, &["was", "were"]));
             let key = if lead.is_empty() {
-                format!("{prefix}is")
+                format!("{prefix}{}", if past { "was" } else { "is" })
             } else {
                 format!("{prefix}{}", lead.trim_end())
             };
@@ -369,7 +603,8 @@ fn verb_clause(
     third: bool,
     prefix: &str,
 ) -> Option<usize> {
-    if !lexical(s, j) {
+    let light = s.is_any(j, &["have", "has", "had", "got", "go", "goes", "went"]);
+    if !lexical(s, j) && !light {
         return None;
     }
     let verb = s.lower(j).to_owned();
@@ -383,8 +618,14 @@ fn verb_clause(
     if matches!(verb.as_str(), "go" | "goes" | "went" | "gone")
         && s.tok(k).is_some_and(|t| t.word && t.lower.ends_with("ing"))
     {
-        key = format!("{key} {}", s.lower(k));
+        let activity = s.lower(k).to_owned();
         k += 1;
+        // `went hiking last week`: the activity is the value.
+        if !s.is_any(k, PREPOSITIONS) && object(s, k, 6).is_none() {
+            emit(ctx, b, who, &format!("{prefix}{key}"), activity);
+            return Some(k);
+        }
+        key = format!("{key} {activity}");
     }
     if s.is_any(k, PARTICLES) {
         key = format!("{key} {}", s.lower(k));
@@ -508,7 +749,11 @@ fn object(s: &Sent, i: usize, max: usize) -> Option<(usize, String)> {
         }
         if t.is_any(&["and", "or"]) && !words.is_empty() {
             // Nouns joined: `husband and kids`, `counseling or mental health`.
-            match s.tok(k + 1) {
+            let mut m = k + 1;
+            while s.is_any(m, OBJECT_DETERMINERS) && !s.is(m, "of") {
+                m += 1;
+            }
+            match s.tok(m) {
                 Some(n)
                     if n.word
                         && !n.is_any(OBJECT_END)
@@ -518,7 +763,7 @@ fn object(s: &Sent, i: usize, max: usize) -> Option<(usize, String)> {
                         && words.len() + 2 <= max =>
                 {
                     words.push(t.lower.clone());
-                    k += 1;
+                    k = m;
                     continue;
                 }
                 _ => break,
@@ -535,6 +780,22 @@ fn object(s: &Sent, i: usize, max: usize) -> Option<(usize, String)> {
                 k += 1;
             }
             continue;
+        }
+        // `a place to open my dance studio`.
+        if t.lower == "to"
+            && !words.is_empty()
+            && !attached
+            && words.len() + 3 <= max
+            && s.tok(k + 1)
+                .is_some_and(|v| lexical_tok(v) && !v.lower.ends_with("ing"))
+        {
+            if let Some((end, vp)) = verb_object(s, k + 1) {
+                words.push("to".to_owned());
+                words.extend(vp.split_whitespace().map(str::to_owned));
+                k = end;
+                attached = true;
+                continue;
+            }
         }
         if t.is_any(ATTACHED) && !words.is_empty() && !attached {
             let mut m = k + 1;
@@ -562,6 +823,15 @@ fn object(s: &Sent, i: usize, max: usize) -> Option<(usize, String)> {
             t.lower.clone()
         });
         k += 1;
+    }
+    // `a cat named Bailey`.
+    if !words.is_empty()
+        && s.is_any(k, &["named", "called"])
+        && let Some(n) = s.any_name_at(k + 1, 2)
+    {
+        words.push(s.lower(k).to_owned());
+        words.push(n.text.clone());
+        k = n.end;
     }
     let value = clean_value(&words.join(" "))?;
     let informative = value.split_whitespace().any(|w| {
