@@ -119,6 +119,9 @@ pub(super) fn project_batch(
         }
     }
     clean_values(&mut builder);
+    if extra.is_some() {
+        super::clauses::drop_thin_facts(&mut builder);
+    }
     let batch: Vec<RecordId> = seen.into_iter().collect();
     let out = builder.finish(input.tenant);
     Ok(crate::validate::assertions(&batch, out))
