@@ -1318,6 +1318,67 @@ mod tests {
         );
     }
 
+    /// Version 5's self-statements, per class: sentence, listeners, taken.
+    #[rustfmt::skip]
+    const SELF_STATEMENT_ROWS: &[(&str, &str, bool)] = &[
+        // identity
+        ("I'm a single parent and a nurse.", "identity", true),
+        // work and study, work chat
+        ("I'm on the Orbit team at Northwind, we own the data pipeline.", "work", true),
+        ("I study marine biology at the university.", "study", true),
+        ("Our team keeps the billing service running.", "work", true),
+        // family and pets
+        ("My kids love the beach.", "family", true),
+        ("My husband and kids keep me motivated.", "family", true),
+        ("Oscar, my guinea pig, sleeps all day.", "pets", true),
+        // possessions
+        ("My new bike has a red frame.", "possessions", true),
+        // activities and hobbies
+        ("I've been painting landscapes for years.", "hobbies", true),
+        ("Yeah, I carve out some quiet reading time each evening.", "activities", true),
+        // preferences and dislikes
+        ("Contemporary dance is my top pick.", "preferences", true),
+        // goals and plans
+        ("My goal is to give kids a loving home.", "goals", true),
+        // health
+        ("My knee still hurts after the marathon.", "health", true),
+        // places
+        ("I grew up in a small fishing town.", "places", true),
+        // about the listener (two-person block)
+        ("Your store looks amazing with the new furniture.", "listener", true),
+        // chit-chat
+        ("Thanks so much, that means a lot to me!", "thanks", false),
+        ("I'm so happy for you!", "reaction", false),
+        ("That's so sweet of you.", "reaction", false),
+        ("Hey Mel, good to see you!", "greeting", false),
+        ("What do you like to paint?", "question", false),
+        ("Let's plan something fun for the summer.", "suggestion", false),
+        ("Take care of yourself.", "imperative", false),
+        ("I totally agree with you.", "reaction", false),
+        ("The weather was nice.", "no subject", false),
+    ];
+
+    #[test]
+    fn version_five_takes_informative_self_statements() {
+        let failures: Vec<String> = SELF_STATEMENT_ROWS
+            .iter()
+            .filter(|(s, _, want)| is_self_statement(s, &["Other"]) != *want)
+            .map(|(s, class, want)| format!("{class}: {s:?} want {want}"))
+            .collect();
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+        // No cue: version 4 leaves them out.
+        assert!(
+            !is_statement("My kids love the beach.", false, &["Other"])
+                || is_preference(&words("My kids love the beach."))
+        );
+        assert!(!is_statement(
+            "I'm on the Orbit team at Northwind.",
+            false,
+            &["Other"]
+        ));
+        assert_eq!(id_v5().to_string(), "heuristic-extractor@5");
+    }
+
     #[test]
     fn mentioned_people_finds_speakers_and_relations() {
         let people = vec!["Caroline".to_owned(), "Melanie".to_owned()];
