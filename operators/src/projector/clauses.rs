@@ -484,8 +484,7 @@ fn clause_fact(ctx: &mut EventCtx, b: &mut Builder, s: &Sent, i: usize) -> usize
     let mut negated = false;
     let mut j = after;
     // Auxiliaries, negations and adverbs.
-    loop {
-        let Some(tok) = s.tok(j) else { break };
+    while let Some(tok) = s.tok(j) {
         if !tok.word {
             break;
         }
@@ -656,7 +655,7 @@ fn verb_clause(
         k += 1;
     }
     // `VERB to VERB2 X`.
-    if s.is(k, "to") && s.tok(k + 1).is_some_and(|t| lexical_tok(t)) {
+    if s.is(k, "to") && s.tok(k + 1).is_some_and(lexical_tok) {
         let (end, value) = verb_object(s, k + 1)?;
         let (v2, rest) = value.split_once(' ').unwrap_or((value.as_str(), ""));
         if !rest.is_empty() {
@@ -786,8 +785,8 @@ fn object(s: &Sent, i: usize, max: usize) -> Option<(usize, String)> {
                     if n.word
                         && !n.is_any(OBJECT_END)
                         && !n.is_any(FUNCTION_WORDS)
-                        && !(n.lower.ends_with("ed")
-                            || crate::extractor::temporal::is_past_verb(&n.lower))
+                        && !n.lower.ends_with("ed")
+                        && !crate::extractor::temporal::is_past_verb(&n.lower)
                         && words.len() + 2 <= max =>
                 {
                     words.push(t.lower.clone());
@@ -816,14 +815,13 @@ fn object(s: &Sent, i: usize, max: usize) -> Option<(usize, String)> {
             && words.len() + 3 <= max
             && s.tok(k + 1)
                 .is_some_and(|v| lexical_tok(v) && !v.lower.ends_with("ing"))
+            && let Some((end, vp)) = verb_object(s, k + 1)
         {
-            if let Some((end, vp)) = verb_object(s, k + 1) {
-                words.push("to".to_owned());
-                words.extend(vp.split_whitespace().map(str::to_owned));
-                k = end;
-                attached += 1;
-                continue;
-            }
+            words.push("to".to_owned());
+            words.extend(vp.split_whitespace().map(str::to_owned));
+            k = end;
+            attached += 1;
+            continue;
         }
         if t.is_any(ATTACHED) && !words.is_empty() && attached < ATTACHED_MAX {
             let mut m = k + 1;
