@@ -5,9 +5,11 @@
 //!
 //! # Clause facts
 //!
-//! A sentence of an event that no earlier pattern took a fact or edge from
-//! is read clause by clause, for a subject, a predicate and an object
-//! (general English patterns; see [`CLAUSE_PATTERNS`]):
+//! Every sentence of an event is also read clause by clause, for a
+//! subject, a predicate and an object (general English patterns; see
+//! [`CLAUSE_PATTERNS`]). Finally, every fact of version 4 (version 3's
+//! included) needs two topic words in key and value together
+//! (`family: family`, `felt: liberated` are dropped):
 //!
 //! - **Subjects**: `I`, `I'm`, `I've`, `we`, `we're` … (the speaker), a known
 //!   person's name (that person), and `my|our NOUN` at the start of a clause
