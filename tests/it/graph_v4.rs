@@ -96,6 +96,11 @@ fn sample_work_chat_reaches_the_graph_and_trip_chat_gains_no_junk() {
     assert!(node(&graph, "place", "alfa pendular").is_none(), "{graph}");
     let all = facts(&graph);
     assert!(!all.iter().any(|f| f == "likes: on"), "{all:?}");
+    // No junk: `Nothing serious`, `Use FINAL …` (an imperative), a date
+    // cut at `May` read as a modal.
+    assert!(node(&graph, "tool", "final").is_none(), "{graph}");
+    assert!(!all.iter().any(|f| f.starts_with("nothing:")), "{all:?}");
+    assert!(all.iter().any(|f| f == "taken: Sintra trip"), "{all:?}");
     // Ana's own statements become compact facts.
     assert!(all.iter().any(|f| f == "prefers: window seats"), "{all:?}");
     for f in &all {
@@ -139,10 +144,10 @@ fn eval_graph_version_4_on_conv_26_and_30() {
     };
     let (v3, v4) = (row("heuristic-projector@3"), row("heuristic-projector@4"));
     let f = |r: &serde_json::Value, k: &str| r[k].as_f64().unwrap();
-    // The acceptance for coverage; grounded is measured at 0.595
-    // (229/385), just under the 0.60: this pins what is reached.
+    // The acceptance: coverage 0.331 (117/353), grounded 0.626
+    // (229/366) measured.
     assert!(f(v4, "coverage") >= 0.30, "{v4}");
-    assert!(f(v4, "grounded_share") >= 0.59, "{v4}");
+    assert!(f(v4, "grounded_share") >= 0.60, "{v4}");
     assert!(f(v4, "coverage") > 4.0 * f(v3, "coverage"), "{v3} vs {v4}");
     assert!(
         f(v4, "grounded_share") > f(v3, "grounded_share"),

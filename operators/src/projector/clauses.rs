@@ -186,7 +186,7 @@ const LIGHT: &[&str] = &[
     "nothing", "kind", "sort", "bit", "deal", "point", "place", "today", "tomorrow", "yesterday",
     "people", "others", "other", "own", "same", "new", "first", "last", "next", "little",
     "lot", "world", "life", "work", "what", "job", "support", "love", "feeling", "feelings",
-    "words", "help", "care", "luck", "hard", "tough", "easy", "big", "long",
+    "words", "help", "care", "luck", "hard", "tough", "easy", "big", "long", "mix",
 ];
 
 /// Phrases attached to an object at most (`took kids to museum for …`).
@@ -634,7 +634,10 @@ fn verb_clause(
     }
     let verb = s.lower(j).to_owned();
     let mut k = j + 1;
-    let mut key = if third {
+    // A past form stays as it is (`I learnt` → `learnt`, not `learnts`).
+    let past =
+        crate::extractor::temporal::is_past_verb(&verb) || PARTICIPLES.contains(&verb.as_str());
+    let mut key = if third && !past {
         crate::extractor::heuristic::third_singular(&verb).unwrap_or_else(|| verb.clone())
     } else {
         verb.clone()
@@ -825,6 +828,10 @@ fn object(s: &Sent, i: usize, max: usize) -> Option<(usize, String)> {
             attached += 1;
             continue;
         }
+        // `on 20 May`, `in May`: a date ends the object (`May` is no modal).
+        if t.is_any(ATTACHED) && !words.is_empty() && date_at(s, k + 1) {
+            break;
+        }
         if t.is_any(ATTACHED) && !words.is_empty() && attached < ATTACHED_MAX {
             let mut m = k + 1;
             while s.is_any(m, OBJECT_DETERMINERS) && !s.is(m, "of") {
@@ -883,6 +890,269 @@ fn object(s: &Sent, i: usize, max: usize) -> Option<(usize, String)> {
     informative.then_some((k, value))
 }
 
+/// Irregular past forms and participles (no present tense to conjugate).
+#[rustfmt::skip]
+const PARTICIPLES: &[&str] = &[
+    "learnt", "dreamt", "burnt", "spent", "known", "shown", "grown", "drawn", "thrown", "flown",
+    "seen", "given", "taken", "written", "driven", "eaten", "fallen", "gotten", "begun", "done",
+    "gone", "worn", "torn", "met", "found", "made", "heard", "paid", "sold", "told", "held",
+    "built", "felt", "kept", "left", "lost", "meant", "sent", "slept", "won", "bought",
+    "brought", "caught", "taught", "thought", "became", "began", "knew", "grew", "drew", "flew",
+];
+
+/// Base verbs that end a value cut before their object (`share story and
+/// offer`).
+#[rustfmt::skip]
+const BASE_VERBS: &[&str] = &[
+    "give", "keep", "offer", "create", "explore", "express", "learn", "remind", "reach", "start",
+    "show", "make", "help", "take", "expect", "find", "get", "do", "go", "see", "try", "build",
+    "bring", "share", "feel", "stay", "become", "put", "let",
+];
+
+/// Verbs that end a value only when their object was cut (`dancing:
+/// lets`, `talking to: community made`).
+#[rustfmt::skip]
+const CUT_VERBS: &[&str] = &[
+    "lets", "made", "makes", "gets", "got", "gives", "gave", "helps", "brings", "brought",
+    "takes", "took",
+];
+
+/// Sentence adverbs: no value on their own (`Thankfully`, `otherwise`).
+fn adverb(w: &str) -> bool {
+    let l = w.to_lowercase();
+    let not_adverbs = [
+        "family",
+        "assembly",
+        "butterfly",
+        "supply",
+        "reply",
+        "italy",
+        "july",
+        "rally",
+        "lily",
+        "holly",
+        "jelly",
+        "belly",
+        "bully",
+        "ally",
+        "anomaly",
+        "monopoly",
+    ];
+    (l.len() > 5 && l.ends_with("ly") && !not_adverbs.contains(&l.as_str()))
+        || [
+            "otherwise",
+            "anyway",
+            "anymore",
+            "together",
+            "though",
+            "instead",
+            "either",
+        ]
+        .contains(&l.as_str())
+}
+
+/// Month names.
+#[rustfmt::skip]
+const MONTHS: &[&str] = &[
+    "january", "february", "march", "april", "may", "june", "july", "august", "september",
+    "october", "november", "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep",
+    "sept", "oct", "nov", "dec",
+];
+
+/// Weekday names.
+#[rustfmt::skip]
+const WEEKDAYS: &[&str] = &[
+    "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
+];
+
+/// A day number (`20`, `20th`).
+fn day_number(w: &str) -> bool {
+    let digits = w.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    !digits.is_empty()
+        && digits.len() <= 2
+        && digits.chars().all(|c| c.is_ascii_digit())
+        && matches!(&w[digits.len()..], "" | "st" | "nd" | "rd" | "th")
+}
+
+/// Whether a date starts at `m`: a day number before a month name
+/// (`20 May`), or a capitalised month name (`May 20`, `in May`), a
+/// weekday before either (`Monday 20 May`). A month name there is a date,
+/// never a modal verb.
+fn date_at(s: &Sent, m: usize) -> bool {
+    let m = if s.is_any(m, WEEKDAYS) { m + 1 } else { m };
+    let day = |j: usize| s.tok(j).is_some_and(|t| t.word && day_number(&t.lower));
+    (day(m) && s.is_any(m + 1, MONTHS))
+        || (s.is_any(m, MONTHS) && s.tok(m).is_some_and(|t| t.upper))
+}
+
+/// Sentence openers that address the listener (imperatives and
+/// pleasantries: `Use FINAL …`, `Enjoy your lunch`, `Let me know`): they
+/// say nothing about the speaker, so version 4 reads no fact in them.
+#[rustfmt::skip]
+const IMPERATIVES: &[&str] = &[
+    "use", "make", "let", "enjoy", "say", "check", "try", "add", "keep", "remember", "please",
+    "don't", "call", "tell", "ask", "send", "put", "give", "pick", "consider", "run", "take",
+    "have", "bring", "grab", "note", "avoid", "set", "see",
+];
+
+/// Whether a sentence addresses the listener (see [`IMPERATIVES`]).
+pub(super) fn addressed_to_listener(s: &Sent) -> bool {
+    s.is_any(0, IMPERATIVES)
+}
+
+/// Indefinite pronouns: no subject a fact is about (`Nothing serious`).
+#[rustfmt::skip]
+const INDEFINITES: &[&str] = &[
+    "nothing", "something", "everything", "anything", "none", "nobody", "somebody",
+    "everybody", "anybody", "someone", "everyone", "anyone",
+];
+
+/// Adjectives that say nothing of a thing on their own.
+#[rustfmt::skip]
+const VAGUE: &[&str] = &[
+    "possible", "different", "unique", "huge", "real", "special", "certain", "various", "safe",
+    "whole", "general", "main", "usual", "serene", "loving", "regular", "free",
+];
+
+/// Abstract nouns: no thing one has (`got possible leads`, `a serene vibe`).
+#[rustfmt::skip]
+const ABSTRACT: &[&str] = &[
+    "path", "paths", "lead", "leads", "vibe", "vibes", "project", "projects", "offer", "offers",
+    "option", "options", "opportunity", "opportunities", "experience", "experiences", "impact",
+    "progress", "issue", "issues", "problem", "problems", "question", "questions", "plan",
+    "plans", "goal", "goals", "dream", "dreams", "reason", "reasons", "mind", "heart",
+];
+
+/// Light verbs: their facts rest on their object alone.
+const LIGHT_KEYS: &[&str] = &[
+    "got", "get", "gets", "had", "have", "has", "made", "make", "makes",
+];
+
+/// Whether a word carries a topic: three letters or more, no stop word,
+/// function word, light, vague or abstract word.
+fn topical(w: &str) -> bool {
+    let l = w.to_lowercase();
+    l.chars().filter(|c| c.is_alphabetic()).count() >= 3
+        && !crate::text::is_stop_word(&l)
+        && !FUNCTION_WORDS.contains(&l.as_str())
+        && !LIGHT.contains(&l.as_str())
+        && !VAGUE.contains(&l.as_str())
+        && !ABSTRACT.contains(&l.as_str())
+}
+
+/// A value without a verb left at its end without its object (`share
+/// story and offer` → `share story`, `made stained glass window to remind`
+/// → `made stained glass window`); `None` when nothing is left.
+fn trim_dangling_verb(value: &str) -> Option<String> {
+    let words: Vec<&str> = value.split_whitespace().collect();
+    // `community made`, `lets`: a clause's verb, its object cut.
+    if let [rest @ .., last] = words.as_slice()
+        && CUT_VERBS.contains(last)
+    {
+        return clean_value(&rest.join(" "));
+    }
+    if let [rest @ .., prev, last] = words.as_slice() {
+        let last = last.to_lowercase();
+        if ["and", "or", "by", "to"].contains(prev)
+            && ((last.len() > 4 && last.ends_with("ing")) || BASE_VERBS.contains(&last.as_str()))
+        {
+            return clean_value(&rest.join(" "));
+        }
+    }
+    Some(value.to_owned())
+}
+
+/// Whether a fact of version 4 is junk, carrying no information:
+///
+/// - its key starts with an indefinite pronoun (`nothing: serious`);
+/// - its value starts with an auxiliary or a light verb in the past: the
+///   verb's object is missing (`got: made huge difference`, `likes: is
+///   awesome`);
+/// - its value is only a date (`saved on: 27 april`);
+/// - a light-verb key (`got`, `had`, `made` …) whose value has no topic
+///   word before an infinitive (`got: possible leads`, `made: something to
+///   catch eye`);
+/// - a possession that is no thing: a person, an abstract or light head
+///   noun, only vague words (`possessions: husband`, `possessions: serene
+///   vibe`, `possessions: temp job`, `possessions: safe`).
+fn junk(key: &str, value: &str) -> bool {
+    let key_words: Vec<String> = crate::text::words(key);
+    let value_words: Vec<&str> = value.split_whitespace().collect();
+    let Some(first) = value_words.first() else {
+        return true;
+    };
+    if key_words
+        .first()
+        .is_some_and(|w| INDEFINITES.contains(&w.as_str()))
+    {
+        return true;
+    }
+    // Written in lowercase: `May trip` is a month. Activities, goals and
+    // plans are verb phrases by design (`activities: made own pots`).
+    let verb_phrases = [
+        "activities",
+        "goals",
+        "goal",
+        "plans",
+        "decisions",
+        "hobbies",
+    ];
+    if *first == first.to_lowercase()
+        && (AUXILIARIES.contains(first)
+            || (["made", "got", "makes", "gets"].contains(first) && !verb_phrases.contains(&key)))
+    {
+        return true;
+    }
+    if value_words.iter().all(|w| {
+        let l = w.to_lowercase();
+        day_number(&l) || MONTHS.contains(&l.as_str()) || WEEKDAYS.contains(&l.as_str())
+    }) {
+        return true;
+    }
+    // `identity: mix`: no identity without a topic word.
+    if ["identity", "is", "was"].contains(&key) && !value_words.iter().any(|w| topical(w)) {
+        return true;
+    }
+    // `Thankfully`, `otherwise`: a lone adverb.
+    if value_words.len() == 1 && adverb(first) {
+        return true;
+    }
+    // `mix of excited`: an `of` phrase cut before its noun.
+    if let [.., prev, last] = value_words.as_slice()
+        && *prev == "of"
+        && last.ends_with("ed")
+    {
+        return true;
+    }
+    let before_infinitive = || value_words.iter().take_while(|w| **w != "to");
+    if !key_words.is_empty()
+        && key_words.iter().all(|w| LIGHT_KEYS.contains(&w.as_str()))
+        && !before_infinitive().any(|w| topical(w))
+    {
+        return true;
+    }
+    if key == "possessions" {
+        let head = value_words
+            .last()
+            .map(|w| w.to_lowercase())
+            .unwrap_or_default();
+        let person = super::statements::is_relative(&head)
+            || [
+                "husband",
+                "wife",
+                "partner",
+                "son",
+                "daughter",
+                "boyfriend",
+                "girlfriend",
+            ]
+            .contains(&head.as_str());
+        let light = LIGHT.contains(&head.as_str()) || ABSTRACT.contains(&head.as_str());
+        return person || light || !value_words.iter().any(|w| topical(w));
+    }
+    false
+}
+
 /// The distinct topic words of a fact (key and value): words of three
 /// letters or more that are no stop words.
 fn topic_words(key: &str, value: &str) -> usize {
@@ -907,7 +1177,13 @@ pub(super) fn drop_thin_facts(b: &mut Builder) {
     for acc in b.nodes.values_mut() {
         for fact in &mut acc.facts {
             let key = fact.key.clone();
-            fact.values.retain(|v| topic_words(&key, v) >= 2);
+            let mut values: Vec<String> = Vec::new();
+            for v in fact.values.drain(..).filter_map(|v| trim_dangling_verb(&v)) {
+                if topic_words(&key, &v) >= 2 && !junk(&key, &v) && !values.contains(&v) {
+                    values.push(v);
+                }
+            }
+            fact.values = values;
         }
         acc.facts.retain(|f| !f.values.is_empty());
     }
@@ -1192,6 +1468,62 @@ mod tests {
         absent(&[
             ("I felt liberated.", "felt"),
             ("My family is great.", "family: family"),
+        ]);
+    }
+
+    /// Junk removed, information kept: light verbs with a vague object,
+    /// possessions that are no things, imperatives to the listener, dates
+    /// as values, cut clauses.
+    #[test]
+    fn junk_facts_are_dropped() {
+        absent(&[
+            ("Nothing serious, but we cancelled the trip.", "nothing"),
+            ("The help I got made a huge difference.", "got"),
+            ("I got some possible leads.", "got"),
+            ("I got some possible leads.", "possessions"),
+            ("We all have unique paths.", "ha"),
+            ("I made something to catch the eye.", "made"),
+            ("I have a husband who cooks dinner.", "possessions"),
+            ("I have a serene vibe.", "possessions"),
+            ("I got a temp job to cover rent.", "possessions"),
+            ("Use FINAL when you need exact reads.", "uses"),
+            ("Enjoy your lunch with Marta!", ""),
+            ("It matches what I saved on 27 April.", "saved"),
+            ("I'm a mix of excited and scared.", "identity"),
+        ]);
+        table(&[
+            // A month after a day number or a preposition is a date, never
+            // the modal `may`: the date ends the object.
+            (
+                "I've taken the ferry trip on 20 May out of the plan.",
+                &["taken: ferry trip"],
+            ),
+            ("I booked the ferry trip in May.", &["booked: ferry trip"]),
+            // A past form is not put in the third person.
+            (
+                "I learnt patience from my grandfather.",
+                &["learnt: patience from grandfather"],
+            ),
+            (
+                "I've known these neighbours for years.",
+                &["known: neighbours"],
+            ),
+            // A verb cut from its object is trimmed, the rest kept.
+            (
+                "I joined a choir to meet new people and learn.",
+                &["joined: choir to meet new people"],
+            ),
+            // Light verbs with a topic keep it.
+            (
+                "I got a temp job to cover rent.",
+                &["got: temp job to cover rent"],
+            ),
+            ("I had love for horses.", &["love for: horses"]),
+            ("I got a kayak for my birthday.", &["possessions: kayak"]),
+            (
+                "I made a clay bowl in class.",
+                &["made: clay bowl in class"],
+            ),
         ]);
     }
 }

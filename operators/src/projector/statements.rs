@@ -228,6 +228,11 @@ const RELATIVES: &[(&str, &str, &str)] = &[
     ("team", "relationships", "team"),
 ];
 
+/// Whether a word is one of [`RELATIVES`] (`kids`, `family`, `friends`).
+pub(super) fn is_relative(word: &str) -> bool {
+    RELATIVES.iter().any(|(w, _, _)| *w == word)
+}
+
 /// Health words: conditions after `have|had|got a` and body injuries.
 const CONDITIONS: &[&str] = &[
     "cold",
@@ -447,6 +452,9 @@ fn project_event(
         match_health,
         match_responsibilities,
     ];
+    if extra.is_some() {
+        sents.retain(|s| !super::clauses::addressed_to_listener(s));
+    }
     let mut found = vec![0_usize; sents.len()];
     for matcher in matchers {
         for (s, n) in sents.iter_mut().zip(found.iter_mut()) {
