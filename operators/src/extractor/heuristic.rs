@@ -66,6 +66,11 @@
 //! Northwind", "I've been painting for years", "My kids love the beach").
 //! Chit-chat stays out: questions, greetings, thanks and reactions ("That's
 //! so sweet of you", "I'm so happy for you"), imperatives and "let's".
+//! Version 5 also leaves out pleasantries to the listener
+//! ([`is_pleasantry`]: "Enjoy your lunch, and say hi to Marta!"), restates
+//! "let me X" as an intent ([`third_person_v3`]: "Ana will X"), types a
+//! completion inside a wish as a plan ("wants the cutover done") and an
+//! acknowledged arrangement ("Got it: Porto 14–17 May") as a plan.
 
 use strataflow_record::record::{
     Criticality, Event, EventTemporal, EventType, Message, Occurrence, Precision, Role, Scope,
@@ -311,8 +316,9 @@ fn statement_groups(message: &Message, others: &[&str], version: Version) -> Vec
         let states_time = best
             .as_ref()
             .is_some_and(|t| t.basis != TimeBasis::Inferred);
-        let taken = is_statement(s.text, states_time, others)
-            || (version == Version::Five && is_self_statement(s.text, others));
+        let taken = (is_statement(s.text, states_time, others)
+            || (version == Version::Five && is_self_statement(s.text, others)))
+            && !(version == Version::Five && is_pleasantry(s.text));
         if !taken {
             if states_time {
                 carried = best;
@@ -505,8 +511,18 @@ fn event_of(
         .time
         .as_ref()
         .map_or_else(|| detect_tense(first), |t| t.tense);
-    let status = occurrence(&w, tense);
-    let event_type = event_type(&w, status);
+    let mut status = occurrence(&w, tense);
+    let mut event_type = event_type(&w, status);
+    if version == Version::Five {
+        if is_wished_completion(&w) {
+            // "Priya wants the cutover done": a wish, not a completion.
+            status = Occurrence::Planned;
+            event_type = EventType::Plan;
+        } else if is_acknowledgement(first) && status == Occurrence::Planned {
+            // "Got it: Porto 14–17 May": confirmed arrangements.
+            event_type = EventType::Plan;
+        }
+    }
     let (happened_start, happened_end, precision, basis, original_text) = match &group.time {
         Some(t) => (
             t.happened_start,
@@ -531,7 +547,8 @@ fn event_of(
         .sentences
         .iter()
         .map(|s| match version {
-            Version::Four | Version::Five => third_person_v2(s, &speaker),
+            Version::Four => third_person_v2(s, &speaker),
+            Version::Five => third_person_v3(s, &speaker),
             _ => third_person(s, &speaker),
         })
         .collect();
@@ -895,6 +912,100 @@ fn is_imperative(sentence: &str) -> bool {
     let w = words(sentence);
     w.first()
         .is_some_and(|f| IMPERATIVE_STARTS.contains(&f.as_str()))
+}
+
+/// A pleasantry or imperative addressed to the listener (version 5): no
+/// statement ("Enjoy your lunch, and say hi to Marta!", "Let me know what
+/// you decide.", "Take care!").
+pub fn is_pleasantry(sentence: &str) -> bool {
+    let w = words(sentence);
+    let start = w
+        .iter()
+        .position(|x| !INTERJECTIONS.contains(&x.as_str()))
+        .unwrap_or(w.len());
+    let mut rest = w.get(start..).unwrap_or_default();
+    // "Sounds good, have a lovely trip!"
+    if rest.first().is_some_and(|x| x == "sounds") {
+        rest = rest.get(2..).unwrap_or_default();
+    }
+    let at = |i: usize| rest.get(i).map_or("", String::as_str);
+    matches!(
+        at(0),
+        "enjoy" | "have" | "say" | "feel" | "safe" | "good" | "best" | "happy" | "give" | "wishing"
+    ) || matches!(
+        (at(0), at(1), at(2)),
+        ("take", "care", _)
+            | ("let", "me" | "us", "know")
+            | ("keep", "me" | "us", "posted")
+            | ("don't", "worry" | "hesitate", _)
+    )
+}
+
+/// "Got it", "Noted", "Understood", "Okay": an acknowledgement opening the
+/// sentence (version 5).
+fn is_acknowledgement(sentence: &str) -> bool {
+    let w = words(sentence);
+    matches!(
+        (
+            w.first().map_or("", String::as_str),
+            w.get(1).map_or("", String::as_str)
+        ),
+        ("got", "it") | ("noted" | "understood" | "confirmed", _)
+    )
+}
+
+/// A completion word ("done", "finished") inside a wish or plan ("wants
+/// the cutover done", "needs it finished by Friday", version 5).
+fn is_wished_completion(w: &[String]) -> bool {
+    let wish = w.iter().position(|x| {
+        matches!(
+            x.as_str(),
+            "want"
+                | "wants"
+                | "wanted"
+                | "need"
+                | "needs"
+                | "hope"
+                | "hopes"
+                | "wish"
+                | "wishes"
+                | "expect"
+                | "expects"
+                | "plan"
+                | "plans"
+        )
+    });
+    wish.is_some_and(|i| {
+        w.iter()
+            .skip(i + 1)
+            .any(|x| matches!(x.as_str(), "done" | "finished" | "completed"))
+    })
+}
+
+/// Version 5's restatement: [`third_person_v2`], with "let me X" read as
+/// the speaker's intent ("let me paste the confirmation" → "Ana will paste
+/// the confirmation"); a "let me know" request is kept as a quote. Never
+/// "let Ana".
+pub fn third_person_v3(sentence: &str, speaker: &str) -> String {
+    let lower = sentence.to_lowercase();
+    if lower.contains("let me know") || lower.contains("let us know") {
+        return format!("{speaker} said: \"{}\"", sentence.trim());
+    }
+    let mut out = String::new();
+    let mut rest = sentence;
+    let next = |r: &str| match (r.find("let me "), r.find("Let me ")) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
+    while let Some(i) = next(rest) {
+        let (before, after) = rest.split_at(i);
+        out.push_str(before);
+        out.push_str("I will ");
+        // Both spellings are seven bytes long.
+        rest = after.get("let me ".len()..).unwrap_or_default();
+    }
+    out.push_str(rest);
+    third_person_v2(&out, speaker)
 }
 
 /// Restates a first-person sentence about `speaker` in the third person,
@@ -1377,6 +1488,80 @@ mod tests {
             &["Other"]
         ));
         assert_eq!(id_v5().to_string(), "heuristic-extractor@5");
+    }
+
+    /// Version 5 on what a reading of the sample's events showed wrong.
+    #[test]
+    fn version_five_pleasantries_intents_wishes_and_acknowledgements() {
+        // Pleasantries and requests to the listener are no statements.
+        let pleasantries: &[(&str, bool)] = &[
+            (
+                "Enjoy your evening, and let me know what you both decide.",
+                true,
+            ),
+            ("Enjoy your lunch, and say hi to Marta!", true),
+            ("Sounds good, have a lovely trip!", true),
+            ("Take care of that ankle.", true),
+            ("Let me know when you land.", true),
+            ("I enjoy long walks by the river.", false),
+            ("Let me check the forecast for Lisbon.", false),
+            ("We had a great time in Porto.", false),
+        ];
+        for (sentence, want) in pleasantries {
+            assert_eq!(is_pleasantry(sentence), *want, "{sentence:?}");
+        }
+        // "let me X" is an intent: "Ana will X"; "let me know" stays a quote.
+        let restated: &[(&str, &str)] = &[
+            (
+                "Oh, and I booked the hotel in Lisbon last night, let me paste the confirmation.",
+                "Oh, and Ana booked the hotel in Lisbon last night, Ana will paste the confirmation.",
+            ),
+            ("Let me check the forecast.", "Ana will check the forecast."),
+            (
+                "Let me know what you decide.",
+                "Ana said: \"Let me know what you decide.\"",
+            ),
+            ("I prefer window seats.", "Ana prefers window seats."),
+        ];
+        for (sentence, want) in restated {
+            let got = third_person_v3(sentence, "Ana");
+            assert_eq!(got, *want);
+            assert!(
+                !got.contains("let Ana") && !got.contains("Let Ana"),
+                "{got}"
+            );
+        }
+        // Version 4's restatement is unchanged.
+        assert_eq!(
+            third_person_v2("I booked it, let me paste it.", "Ana"),
+            "Ana booked it, let Ana paste it."
+        );
+        // A completion inside a wish is a plan.
+        let wishes: &[(&str, bool)] = &[
+            (
+                "Priya wants the cutover done before the end of January.",
+                true,
+            ),
+            ("We need the report finished by Friday.", true),
+            ("The cutover is done.", false),
+            ("I finished the report and want a break.", false),
+        ];
+        for (sentence, want) in wishes {
+            assert_eq!(
+                is_wished_completion(&words(sentence)),
+                *want,
+                "{sentence:?}"
+            );
+        }
+        // "Got it" acknowledges: no change.
+        let acks: &[(&str, bool)] = &[
+            ("Got it: Porto 14–17 May, Lisbon 17–21 May.", true),
+            ("Noted: Sintra day trip on Monday 20 May.", true),
+            ("I got it from my sister.", false),
+        ];
+        for (sentence, want) in acks {
+            assert_eq!(is_acknowledgement(sentence), *want, "{sentence:?}");
+        }
     }
 
     #[test]

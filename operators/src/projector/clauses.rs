@@ -9,7 +9,13 @@
 //! subject, a predicate and an object (general English patterns; see
 //! [`CLAUSE_PATTERNS`]). Finally, every fact of version 4 (version 3's
 //! included) needs two topic words in key and value together
-//! (`family: family`, `felt: liberated` are dropped):
+//! (`family: family`, `felt: liberated` are dropped) and must not be junk
+//! (see `junk`: light verbs with a vague object such as `got: possible
+//! leads`, possessions that are no things, indefinite subjects such as
+//! `nothing: serious`, dates as values; a verb cut from its object at the
+//! end of a value is trimmed). Sentences that address the listener
+//! (`Use FINAL …`, `Enjoy your lunch`) give no fact; a date after a
+//! preposition ends an object (`on 20 May`: `May` is no modal):
 //!
 //! - **Subjects**: `I`, `I'm`, `I've`, `we`, `we're` … (the speaker), a known
 //!   person's name (that person), and `my|our NOUN` at the start of a clause
