@@ -139,9 +139,11 @@ impl Registry {
         r.add_extractor(Arc::new(crate::extractor::heuristic::HeuristicExtractorV2));
         r.add_extractor(Arc::new(crate::extractor::heuristic::HeuristicExtractorV3));
         r.add_extractor(Arc::new(crate::extractor::heuristic::HeuristicExtractorV4));
+        r.add_extractor(Arc::new(crate::extractor::heuristic::HeuristicExtractorV5));
         r.add_projector(Arc::new(HeuristicProjector));
         r.add_projector(Arc::new(crate::projector::heuristic::HeuristicProjectorV2));
         r.add_projector(Arc::new(crate::projector::heuristic::HeuristicProjectorV3));
+        r.add_projector(Arc::new(crate::projector::heuristic::HeuristicProjectorV4));
         r
     }
 

@@ -710,7 +710,7 @@ pub enum EvalCommand {
         /// Evaluate the graph instead: coverage of the files' `session_N_observation` and grounded share, per projector version.
         #[arg(long, conflicts_with = "budgets")]
         graph: bool,
-        /// With --graph: a projector version to compare beside the default one (repeat; default `heuristic-projector@1` and `@2`).
+        /// With --graph: a projector version to compare beside the default one (repeat; default `heuristic-projector@3` and `@4`).
         #[arg(long = "projector", value_name = "ID", requires = "graph")]
         projectors: Vec<String>,
         /// Print JSON.

@@ -49,14 +49,18 @@ fn conv_26_reports_both_projector_versions_per_conversation_and_overall() {
         ],
     );
     let report: serde_json::Value = serde_json::from_str(&out).unwrap();
-    let versions = ["heuristic-projector@1", "heuristic-projector@2"];
+    let versions = [
+        "heuristic-projector@1",
+        "heuristic-projector@3",
+        "heuristic-projector@4",
+    ];
     assert_eq!(report["projectors"], serde_json::json!(versions));
     let conversations = report["conversations"].as_array().unwrap();
     assert_eq!(conversations.len(), 1);
     assert_eq!(conversations[0]["conversation"], "conv-26");
     for rows in [&conversations[0]["versions"], &report["overall"]] {
         let rows = rows.as_array().unwrap();
-        assert_eq!(rows.len(), 2);
+        assert_eq!(rows.len(), 3);
         for (row, version) in rows.iter().zip(versions) {
             assert_eq!(row["projector"], version);
             check_row(row);
@@ -127,6 +131,8 @@ fn each_version_is_scored_on_its_own_graph() {
             "locomo",
             file.to_str().unwrap(),
             "--graph",
+            "--projector",
+            "heuristic-projector@2",
             "--json",
         ],
     );

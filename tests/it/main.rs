@@ -39,6 +39,7 @@ mod extractor_v4;
 mod facade_api;
 mod format_fixture;
 mod governance;
+mod graph_v4;
 mod input_readers;
 mod invalid_input;
 mod jsonl_ingest;

@@ -47,7 +47,7 @@ use super::EvalError;
 use crate::Memory;
 
 /// The projector versions compared when none is named.
-pub const DEFAULT_PROJECTORS: &[&str] = &["heuristic-projector@1", "heuristic-projector@2"];
+pub const DEFAULT_PROJECTORS: &[&str] = &["heuristic-projector@3", "heuristic-projector@4"];
 /// An item of more content words than this counts for neither figure.
 pub const MAX_ITEM_WORDS: usize = 10;
 /// A covering item shares at least one word of this many letters.

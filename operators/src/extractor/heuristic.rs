@@ -54,6 +54,23 @@
 //! and the narrative records which), and with a third-person restatement
 //! that agrees in person and number ([`third_person_v2`]: "I prefer" →
 //! "Ana prefers"; questions and imperatives kept as quotes).
+//!
+//! **Version 5** (`heuristic-extractor@5`, [`HeuristicExtractorV5`]) is
+//! version 4 that also takes *informative self-statements* without an event
+//! cue ([`is_self_statement`]): a sentence of four words or more whose
+//! subject is the speaker (`I`, `we`, `my …`) or, as in version 2, a named
+//! person of the block or the one listener, holding at least two
+//! informative words (not stop words, interjections or feeling words):
+//! identity, work and study, family and pets, possessions, activities,
+//! preferences, goals, health, places ("I'm on the Orbit team at
+//! Northwind", "I've been painting for years", "My kids love the beach").
+//! Chit-chat stays out: questions, greetings, thanks and reactions ("That's
+//! so sweet of you", "I'm so happy for you"), imperatives and "let's".
+//! Version 5 also leaves out pleasantries to the listener
+//! ([`is_pleasantry`]: "Enjoy your lunch, and say hi to Marta!"), restates
+//! "let me X" as an intent ([`third_person_v3`]: "Ana will X"), types a
+//! completion inside a wish as a plan ("wants the cutover done") and an
+//! acknowledged arrangement ("Got it: Porto 14–17 May") as a plan.
 
 use strataflow_record::record::{
     Criticality, Event, EventTemporal, EventType, Message, Occurrence, Precision, Role, Scope,
@@ -106,6 +123,15 @@ pub fn id_v4() -> OperatorId {
     OperatorId::new("heuristic-extractor", 4)
 }
 
+/// Version 5: version 4 that also takes informative self-statements.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct HeuristicExtractorV5;
+
+/// Version 5's operator id.
+pub fn id_v5() -> OperatorId {
+    OperatorId::new("heuristic-extractor", 5)
+}
+
 /// Which statements a version takes.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Version {
@@ -117,20 +143,22 @@ enum Version {
     Three,
     /// Three, with the second resolver and agreeing restatements.
     Four,
+    /// Four, with informative self-statements.
+    Five,
 }
 
 impl Version {
     fn splitter(self) -> Splitter {
         match self {
             Self::One | Self::Two => Splitter::V1,
-            Self::Three | Self::Four => Splitter::Shared,
+            Self::Three | Self::Four | Self::Five => Splitter::Shared,
         }
     }
 
     fn resolver(self) -> Resolver {
         match self {
             Self::One | Self::Two | Self::Three => Resolver::V1,
-            Self::Four => Resolver::V2,
+            Self::Four | Self::Five => Resolver::V2,
         }
     }
 }
@@ -200,6 +228,23 @@ impl Extractor for HeuristicExtractorV4 {
     }
 }
 
+impl Extractor for HeuristicExtractorV5 {
+    fn id(&self) -> OperatorId {
+        id_v5()
+    }
+
+    fn config_hash(&self) -> Digest {
+        config_hash(
+            &id_v5(),
+            r#"{"min_words":3,"group_by":"time expression","third_person":"named block people","sentences":"strataflow-text","resolver":2,"restatement":"agreeing","self_statements":1}"#,
+        )
+    }
+
+    fn extract(&self, input: &ExtractionInput<'_>) -> Result<Extraction, OperatorError> {
+        extract(input, Version::Five)
+    }
+}
+
 fn extract(input: &ExtractionInput<'_>, version: Version) -> Result<Extraction, OperatorError> {
     let people = block_people(input);
     let mut events = Vec::new();
@@ -209,7 +254,7 @@ fn extract(input: &ExtractionInput<'_>, version: Version) -> Result<Extraction, 
         }
         let others: Vec<&str> = match version {
             Version::One => Vec::new(),
-            Version::Two | Version::Three | Version::Four => {
+            Version::Two | Version::Three | Version::Four | Version::Five => {
                 let speaker = speaker_name(message);
                 people
                     .iter()
@@ -271,7 +316,10 @@ fn statement_groups(message: &Message, others: &[&str], version: Version) -> Vec
         let states_time = best
             .as_ref()
             .is_some_and(|t| t.basis != TimeBasis::Inferred);
-        if !is_statement(s.text, states_time, others) {
+        let taken = (is_statement(s.text, states_time, others)
+            || (version == Version::Five && is_self_statement(s.text, others)))
+            && !(version == Version::Five && is_pleasantry(s.text));
+        if !taken {
             if states_time {
                 carried = best;
             }
@@ -312,6 +360,92 @@ fn is_statement(sentence: &str, states_time: bool, others: &[&str]) -> bool {
     ((is_first_person(&w) || names_another(sentence, others)) && cue)
         || (states_time && w.len() >= 4)
 }
+
+/// An informative self-statement (version 5): not a question, a reaction,
+/// an imperative or `let's`; four words or more; its subject is the speaker
+/// (`I`, `we`, `my …`, `our …`), a named person of the block or the one
+/// listener ([`names_another`]); and at least two informative words
+/// ([`informative_words`]).
+pub fn is_self_statement(sentence: &str, others: &[&str]) -> bool {
+    if is_question(sentence) || is_chatter(sentence) || sentence.starts_with("[image:") {
+        return false;
+    }
+    let w = words(sentence);
+    // Leading interjections ("Yeah, I painted that …") are no subject.
+    let start = w
+        .iter()
+        .position(|x| !INTERJECTIONS.contains(&x.as_str()))
+        .unwrap_or(w.len());
+    let Some(rest) = w.get(start..) else {
+        return false;
+    };
+    if rest.len() < 4 {
+        return false;
+    }
+    let first = rest.first().map_or("", String::as_str);
+    if NON_STATEMENT_STARTS.contains(&first) {
+        return false;
+    }
+    let subject = is_first_person(rest) || names_another(sentence, others);
+    subject && informative_words(rest) >= 2
+}
+
+/// Words of a sentence that carry information: not stop words, not
+/// interjections, pronouns or feeling words, of three letters or more.
+pub fn informative_words(w: &[String]) -> usize {
+    w.iter()
+        .filter(|x| {
+            x.chars().filter(|c| c.is_alphabetic()).count() >= 3
+                && !is_stop_word(x)
+                && !INTERJECTIONS.contains(&x.as_str())
+                && !FEELINGS.contains(&x.as_str())
+                && !PRONOUNS.contains(&x.as_str())
+        })
+        .count()
+}
+
+/// Interjections and reaction openers.
+#[rustfmt::skip]
+const INTERJECTIONS: &[&str] = &[
+    "yeah", "yes", "yep", "yup", "no", "nope", "oh", "ohh", "ah", "aw", "aww", "awww", "wow",
+    "hey", "hi", "hello", "ok", "okay", "well", "so", "haha", "hahaha", "lol", "omg", "hmm", "um",
+    "uh", "totally", "absolutely", "definitely", "exactly", "sure", "true", "agreed", "thanks",
+    "thank", "congrats", "congratulations", "cheers", "bye", "sorry", "also", "anyway", "honestly",
+    "btw", "ya", "yay", "woah", "whoa", "gosh", "man", "dude", "cool", "nice", "great",
+    "awesome", "amazing", "sweet", "right", "indeed", "alright",
+];
+
+/// First words of an imperative or a suggestion (not a statement).
+#[rustfmt::skip]
+const NON_STATEMENT_STARTS: &[&str] = &[
+    "let's", "lets", "let", "please", "remember", "remind", "keep", "take", "check", "look",
+    "tell", "don't", "do", "try", "make", "go", "come", "see", "imagine", "stay", "enjoy",
+    "hang", "good", "best", "glad", "sounds", "that's", "that", "it's", "you're", "you",
+    "what", "how", "here's", "there's", "hope", "wishing", "wish", "can't", "cheers",
+];
+
+/// Feeling and reaction words: no information on their own.
+#[rustfmt::skip]
+const FEELINGS: &[&str] = &[
+    "amazing", "awesome", "glad", "happy", "proud", "sorry", "thankful", "grateful",
+    "appreciate", "appreciated", "excited", "exciting", "thrilled", "lovely", "wonderful",
+    "beautiful", "incredible", "fantastic", "sweet", "kind", "nice", "cool", "great", "love",
+    "loved", "lucky", "sad", "hear", "heard", "means", "mean", "meant", "totally", "agree",
+    "inspiring", "inspired", "stuff", "glad", "super", "pretty", "hope", "hoping", "wish", "miss",
+    "care", "luck", "support", "cheering", "rooting", "words", "tough", "hard", "easy", "true",
+    "definitely", "absolutely", "always", "sometimes", "everything", "anything", "nothing",
+    "someone", "anyone", "everyone", "lots", "thing", "stuff", "bit", "kinda", "sorta",
+];
+
+/// Pronouns and contractions that are not stop words.
+#[rustfmt::skip]
+const PRONOUNS: &[&str] = &[
+    "you've", "you'll", "you'd", "yours", "yourself", "she's", "he's", "they're", "they've",
+    "they'll", "it'll", "that'll", "we've", "we'll", "we'd", "mine", "myself", "ourselves",
+    "ours", "hers", "theirs", "itself", "there's", "here's", "can't", "won't", "didn't",
+    "doesn't", "isn't", "aren't", "wasn't", "weren't", "haven't", "hasn't", "couldn't",
+    "wouldn't", "shouldn't", "i'll", "i'd", "i've",
+];
 
 /// The sentence starts with the name of one of `others` (or a prefix of it
 /// of three letters or more, "Mel" for "Melanie") as its subject: a name
@@ -377,8 +511,18 @@ fn event_of(
         .time
         .as_ref()
         .map_or_else(|| detect_tense(first), |t| t.tense);
-    let status = occurrence(&w, tense);
-    let event_type = event_type(&w, status);
+    let mut status = occurrence(&w, tense);
+    let mut event_type = event_type(&w, status);
+    if version == Version::Five {
+        if is_wished_completion(&w) {
+            // "Priya wants the cutover done": a wish, not a completion.
+            status = Occurrence::Planned;
+            event_type = EventType::Plan;
+        } else if is_acknowledgement(first) && status == Occurrence::Planned {
+            // "Got it: Porto 14–17 May": confirmed arrangements.
+            event_type = EventType::Plan;
+        }
+    }
     let (happened_start, happened_end, precision, basis, original_text) = match &group.time {
         Some(t) => (
             t.happened_start,
@@ -404,6 +548,7 @@ fn event_of(
         .iter()
         .map(|s| match version {
             Version::Four => third_person_v2(s, &speaker),
+            Version::Five => third_person_v3(s, &speaker),
             _ => third_person(s, &speaker),
         })
         .collect();
@@ -717,7 +862,7 @@ const SAME_IN_THIRD: &[&str] = &[
 /// "prefers", "have" → "has", "go" → "goes", "try" → "tries", "don't" →
 /// "doesn't". Modals and past forms are returned unchanged; `None` when the
 /// word does not look like a verb.
-fn third_singular(verb: &str) -> Option<String> {
+pub(crate) fn third_singular(verb: &str) -> Option<String> {
     let lower = verb.to_lowercase();
     let irregular = match lower.as_str() {
         "am" => Some("is"),
@@ -767,6 +912,100 @@ fn is_imperative(sentence: &str) -> bool {
     let w = words(sentence);
     w.first()
         .is_some_and(|f| IMPERATIVE_STARTS.contains(&f.as_str()))
+}
+
+/// A pleasantry or imperative addressed to the listener (version 5): no
+/// statement ("Enjoy your lunch, and say hi to Marta!", "Let me know what
+/// you decide.", "Take care!").
+pub fn is_pleasantry(sentence: &str) -> bool {
+    let w = words(sentence);
+    let start = w
+        .iter()
+        .position(|x| !INTERJECTIONS.contains(&x.as_str()))
+        .unwrap_or(w.len());
+    let mut rest = w.get(start..).unwrap_or_default();
+    // "Sounds good, have a lovely trip!"
+    if rest.first().is_some_and(|x| x == "sounds") {
+        rest = rest.get(2..).unwrap_or_default();
+    }
+    let at = |i: usize| rest.get(i).map_or("", String::as_str);
+    matches!(
+        at(0),
+        "enjoy" | "have" | "say" | "feel" | "safe" | "good" | "best" | "happy" | "give" | "wishing"
+    ) || matches!(
+        (at(0), at(1), at(2)),
+        ("take", "care", _)
+            | ("let", "me" | "us", "know")
+            | ("keep", "me" | "us", "posted")
+            | ("don't", "worry" | "hesitate", _)
+    )
+}
+
+/// "Got it", "Noted", "Understood", "Okay": an acknowledgement opening the
+/// sentence (version 5).
+fn is_acknowledgement(sentence: &str) -> bool {
+    let w = words(sentence);
+    matches!(
+        (
+            w.first().map_or("", String::as_str),
+            w.get(1).map_or("", String::as_str)
+        ),
+        ("got", "it") | ("noted" | "understood" | "confirmed", _)
+    )
+}
+
+/// A completion word ("done", "finished") inside a wish or plan ("wants
+/// the cutover done", "needs it finished by Friday", version 5).
+fn is_wished_completion(w: &[String]) -> bool {
+    let wish = w.iter().position(|x| {
+        matches!(
+            x.as_str(),
+            "want"
+                | "wants"
+                | "wanted"
+                | "need"
+                | "needs"
+                | "hope"
+                | "hopes"
+                | "wish"
+                | "wishes"
+                | "expect"
+                | "expects"
+                | "plan"
+                | "plans"
+        )
+    });
+    wish.is_some_and(|i| {
+        w.iter()
+            .skip(i + 1)
+            .any(|x| matches!(x.as_str(), "done" | "finished" | "completed"))
+    })
+}
+
+/// Version 5's restatement: [`third_person_v2`], with "let me X" read as
+/// the speaker's intent ("let me paste the confirmation" → "Ana will paste
+/// the confirmation"); a "let me know" request is kept as a quote. Never
+/// "let Ana".
+pub fn third_person_v3(sentence: &str, speaker: &str) -> String {
+    let lower = sentence.to_lowercase();
+    if lower.contains("let me know") || lower.contains("let us know") {
+        return format!("{speaker} said: \"{}\"", sentence.trim());
+    }
+    let mut out = String::new();
+    let mut rest = sentence;
+    let next = |r: &str| match (r.find("let me "), r.find("Let me ")) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
+    while let Some(i) = next(rest) {
+        let (before, after) = rest.split_at(i);
+        out.push_str(before);
+        out.push_str("I will ");
+        // Both spellings are seven bytes long.
+        rest = after.get("let me ".len()..).unwrap_or_default();
+    }
+    out.push_str(rest);
+    third_person_v2(&out, speaker)
 }
 
 /// Restates a first-person sentence about `speaker` in the third person,
@@ -1188,6 +1427,141 @@ mod tests {
             !is_statement(said_to, false, &["Caroline", "Ana"]),
             "\"you\" is one person only in a two-person block"
         );
+    }
+
+    /// Version 5's self-statements, per class: sentence, listeners, taken.
+    #[rustfmt::skip]
+    const SELF_STATEMENT_ROWS: &[(&str, &str, bool)] = &[
+        // identity
+        ("I'm a single parent and a nurse.", "identity", true),
+        // work and study, work chat
+        ("I'm on the Orbit team at Northwind, we own the data pipeline.", "work", true),
+        ("I study marine biology at the university.", "study", true),
+        ("Our team keeps the billing service running.", "work", true),
+        // family and pets
+        ("My kids love the beach.", "family", true),
+        ("My husband and kids keep me motivated.", "family", true),
+        ("Oscar, my guinea pig, sleeps all day.", "pets", true),
+        // possessions
+        ("My new bike has a red frame.", "possessions", true),
+        // activities and hobbies
+        ("I've been painting landscapes for years.", "hobbies", true),
+        ("Yeah, I carve out some quiet reading time each evening.", "activities", true),
+        // preferences and dislikes
+        ("Contemporary dance is my top pick.", "preferences", true),
+        // goals and plans
+        ("My goal is to give kids a loving home.", "goals", true),
+        // health
+        ("My knee still hurts after the marathon.", "health", true),
+        // places
+        ("I grew up in a small fishing town.", "places", true),
+        // about the listener (two-person block)
+        ("Your store looks amazing with the new furniture.", "listener", true),
+        // chit-chat
+        ("Thanks so much, that means a lot to me!", "thanks", false),
+        ("I'm so happy for you!", "reaction", false),
+        ("That's so sweet of you.", "reaction", false),
+        ("Hey Mel, good to see you!", "greeting", false),
+        ("What do you like to paint?", "question", false),
+        ("Let's plan something fun for the summer.", "suggestion", false),
+        ("Take care of yourself.", "imperative", false),
+        ("I totally agree with you.", "reaction", false),
+        ("The weather was nice.", "no subject", false),
+    ];
+
+    #[test]
+    fn version_five_takes_informative_self_statements() {
+        let failures: Vec<String> = SELF_STATEMENT_ROWS
+            .iter()
+            .filter(|(s, _, want)| is_self_statement(s, &["Other"]) != *want)
+            .map(|(s, class, want)| format!("{class}: {s:?} want {want}"))
+            .collect();
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+        // No cue: version 4 leaves them out.
+        assert!(
+            !is_statement("My kids love the beach.", false, &["Other"])
+                || is_preference(&words("My kids love the beach."))
+        );
+        assert!(!is_statement(
+            "I'm on the Orbit team at Northwind.",
+            false,
+            &["Other"]
+        ));
+        assert_eq!(id_v5().to_string(), "heuristic-extractor@5");
+    }
+
+    /// Version 5 on what a reading of the sample's events showed wrong.
+    #[test]
+    fn version_five_pleasantries_intents_wishes_and_acknowledgements() {
+        // Pleasantries and requests to the listener are no statements.
+        let pleasantries: &[(&str, bool)] = &[
+            (
+                "Enjoy your evening, and let me know what you both decide.",
+                true,
+            ),
+            ("Enjoy your lunch, and say hi to Marta!", true),
+            ("Sounds good, have a lovely trip!", true),
+            ("Take care of that ankle.", true),
+            ("Let me know when you land.", true),
+            ("I enjoy long walks by the river.", false),
+            ("Let me check the forecast for Lisbon.", false),
+            ("We had a great time in Porto.", false),
+        ];
+        for (sentence, want) in pleasantries {
+            assert_eq!(is_pleasantry(sentence), *want, "{sentence:?}");
+        }
+        // "let me X" is an intent: "Ana will X"; "let me know" stays a quote.
+        let restated: &[(&str, &str)] = &[
+            (
+                "Oh, and I booked the hotel in Lisbon last night, let me paste the confirmation.",
+                "Oh, and Ana booked the hotel in Lisbon last night, Ana will paste the confirmation.",
+            ),
+            ("Let me check the forecast.", "Ana will check the forecast."),
+            (
+                "Let me know what you decide.",
+                "Ana said: \"Let me know what you decide.\"",
+            ),
+            ("I prefer window seats.", "Ana prefers window seats."),
+        ];
+        for (sentence, want) in restated {
+            let got = third_person_v3(sentence, "Ana");
+            assert_eq!(got, *want);
+            assert!(
+                !got.contains("let Ana") && !got.contains("Let Ana"),
+                "{got}"
+            );
+        }
+        // Version 4's restatement is unchanged.
+        assert_eq!(
+            third_person_v2("I booked it, let me paste it.", "Ana"),
+            "Ana booked it, let Ana paste it."
+        );
+        // A completion inside a wish is a plan.
+        let wishes: &[(&str, bool)] = &[
+            (
+                "Priya wants the cutover done before the end of January.",
+                true,
+            ),
+            ("We need the report finished by Friday.", true),
+            ("The cutover is done.", false),
+            ("I finished the report and want a break.", false),
+        ];
+        for (sentence, want) in wishes {
+            assert_eq!(
+                is_wished_completion(&words(sentence)),
+                *want,
+                "{sentence:?}"
+            );
+        }
+        // "Got it" acknowledges: no change.
+        let acks: &[(&str, bool)] = &[
+            ("Got it: Porto 14–17 May, Lisbon 17–21 May.", true),
+            ("Noted: Sintra day trip on Monday 20 May.", true),
+            ("I got it from my sister.", false),
+        ];
+        for (sentence, want) in acks {
+            assert_eq!(is_acknowledgement(sentence), *want, "{sentence:?}");
+        }
     }
 
     #[test]

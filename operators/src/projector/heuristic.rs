@@ -158,6 +158,11 @@ use crate::operator::{OperatorError, OperatorId, ProjectionInput, Projector, con
 pub mod statements;
 pub use statements::{HeuristicProjectorV3, VERSION_3};
 
+/// Version 4 (`heuristic-projector@4`): version 3 plus clause facts.
+#[path = "clauses.rs"]
+pub mod clauses;
+pub use clauses::{HeuristicProjectorV4, VERSION_4};
+
 /// Operator name.
 pub const NAME: &str = "heuristic-projector";
 /// Operator version.
@@ -919,6 +924,8 @@ struct EdgeAcc {
 struct Builder {
     nodes: BTreeMap<Key, NodeAcc>,
     edges: BTreeMap<(Key, Key, String), EdgeAcc>,
+    /// Facts and edges recorded so far (what a pattern found; no output).
+    found: usize,
 }
 
 impl Builder {
@@ -959,6 +966,7 @@ impl Builder {
         if let Some(acc) = self.nodes.get_mut(node) {
             acc.facts.push(fact);
             acc.sources.insert(ev);
+            self.found += 1;
         }
     }
 
@@ -978,6 +986,7 @@ impl Builder {
             return;
         };
         let (from_key, to_key) = (f.key.clone(), t.key.clone());
+        self.found += 1;
         let acc = self
             .edges
             .entry((from.clone(), to.clone(), relation.to_owned()))

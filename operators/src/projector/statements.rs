@@ -79,37 +79,52 @@ impl Projector for HeuristicProjectorV3 {
 
     /// Fails only when an event of the batch belongs to another tenant.
     fn project(&self, input: &ProjectionInput<'_>) -> Result<Vec<GraphAssertion>, OperatorError> {
-        let mut builder = Builder::default();
-        let mut seen = BTreeSet::new();
-        for (id, event) in input.events {
-            if event.tenant != input.tenant {
-                return Err(OperatorError::Failed(format!(
-                    "event {id} belongs to tenant `{}`, not to `{}`",
-                    event.tenant, input.tenant
-                )));
-            }
-        }
-        // Names before a vehicle or venue word anywhere in the batch.
-        let mut vehicles: BTreeSet<String> = NOT_PLACES.iter().map(|w| (*w).to_owned()).collect();
-        for (_, event) in input.events {
-            for s in event
-                .quotes
-                .iter()
-                .flat_map(|q| Splitter::Shared.sentences(q))
-            {
-                mark_vehicles(&mut vehicles, &s);
-            }
-        }
-        for (id, event) in input.events {
-            if seen.insert(*id) {
-                project_event(*id, event, &vehicles, &mut builder);
-            }
-        }
-        clean_values(&mut builder);
-        let batch: Vec<RecordId> = seen.into_iter().collect();
-        let out = builder.finish(input.tenant);
-        Ok(crate::validate::assertions(&batch, out))
+        project_batch(input, None)
     }
+}
+
+/// Patterns a later version runs after version 3's, per sentence, with the
+/// count of facts and edges version 3's patterns found in it.
+pub(super) type Extra = fn(&mut EventCtx, &mut Builder, &mut Sent, usize);
+
+/// Version 3's projection of a batch, then `extra` on every sentence.
+pub(super) fn project_batch(
+    input: &ProjectionInput<'_>,
+    extra: Option<Extra>,
+) -> Result<Vec<GraphAssertion>, OperatorError> {
+    let mut builder = Builder::default();
+    let mut seen = BTreeSet::new();
+    for (id, event) in input.events {
+        if event.tenant != input.tenant {
+            return Err(OperatorError::Failed(format!(
+                "event {id} belongs to tenant `{}`, not to `{}`",
+                event.tenant, input.tenant
+            )));
+        }
+    }
+    // Names before a vehicle or venue word anywhere in the batch.
+    let mut vehicles: BTreeSet<String> = NOT_PLACES.iter().map(|w| (*w).to_owned()).collect();
+    for (_, event) in input.events {
+        for s in event
+            .quotes
+            .iter()
+            .flat_map(|q| Splitter::Shared.sentences(q))
+        {
+            mark_vehicles(&mut vehicles, &s);
+        }
+    }
+    for (id, event) in input.events {
+        if seen.insert(*id) {
+            project_event(*id, event, &vehicles, &mut builder, extra);
+        }
+    }
+    clean_values(&mut builder);
+    if extra.is_some() {
+        super::clauses::drop_thin_facts(&mut builder);
+    }
+    let batch: Vec<RecordId> = seen.into_iter().collect();
+    let out = builder.finish(input.tenant);
+    Ok(crate::validate::assertions(&batch, out))
 }
 
 // ---------------------------------------------------------------------------
@@ -212,6 +227,11 @@ const RELATIVES: &[(&str, &str, &str)] = &[
     ("coworkers", "relationships", "colleagues"),
     ("team", "relationships", "team"),
 ];
+
+/// Whether a word is one of [`RELATIVES`] (`kids`, `family`, `friends`).
+pub(super) fn is_relative(word: &str) -> bool {
+    RELATIVES.iter().any(|(w, _, _)| *w == word)
+}
 
 /// Health words: conditions after `have|had|got a` and body injuries.
 const CONDITIONS: &[&str] = &[
@@ -365,7 +385,13 @@ fn subject(ctx: &EventCtx, s: &Sent, i: usize) -> Option<super::Key> {
 // ---------------------------------------------------------------------------
 // One event.
 
-fn project_event(id: RecordId, event: &Event, vehicles: &BTreeSet<String>, b: &mut Builder) {
+fn project_event(
+    id: RecordId,
+    event: &Event,
+    vehicles: &BTreeSet<String>,
+    b: &mut Builder,
+    extra: Option<Extra>,
+) {
     let t = &event.temporal;
     let mentioned = Some(t.mentioned_at.instant());
     let time = if t.status == Occurrence::Planned {
@@ -426,9 +452,20 @@ fn project_event(id: RecordId, event: &Event, vehicles: &BTreeSet<String>, b: &m
         match_health,
         match_responsibilities,
     ];
+    if extra.is_some() {
+        sents.retain(|s| !super::clauses::addressed_to_listener(s));
+    }
+    let mut found = vec![0_usize; sents.len()];
     for matcher in matchers {
-        for s in &mut sents {
+        for (s, n) in sents.iter_mut().zip(found.iter_mut()) {
+            let before = b.found;
             matcher(&mut ctx, b, s);
+            *n += b.found - before;
+        }
+    }
+    if let Some(extra) = extra {
+        for (s, n) in sents.iter_mut().zip(found) {
+            extra(&mut ctx, b, s, n);
         }
     }
 }
