@@ -190,4 +190,38 @@ fn sample_events_under_extractor_5_read_right() {
     assert_eq!(priya["occurrence"], "planned", "{priya}");
     let got_it = find("Got it: Porto");
     assert_eq!(got_it["event_type"], "plan", "{got_it}");
+    // Time under the third resolver: a deadline runs from the mention to
+    // the end of January; "that Saturday" is the 18 May asked about just
+    // before; "for a few days" is a length, not a time.
+    let span = |e: &serde_json::Value| {
+        (
+            e["happened_start"].as_str().map(str::to_owned),
+            e["happened_end"].as_str().map(str::to_owned),
+        )
+    };
+    assert_eq!(
+        span(priya),
+        (
+            Some("2025-01-14T00:00:00.000Z".to_owned()),
+            Some("2025-01-31T23:59:59.999Z".to_owned())
+        ),
+        "{priya}"
+    );
+    assert_eq!(priya["time_text"], "before the end of January", "{priya}");
+    let tour = find("We want to do a walking tour that Saturday");
+    assert_eq!(
+        span(tour),
+        (
+            Some("2024-05-17T22:00:00.000Z".to_owned()),
+            Some("2024-05-18T21:59:59.999Z".to_owned())
+        ),
+        "{tour}"
+    );
+    // (With no date and no subject it is no statement at all.)
+    for e in events
+        .iter()
+        .filter(|e| summary(e).starts_with("Dual-write for a few days"))
+    {
+        assert_eq!(span(e), (None, None), "{e}");
+    }
 }

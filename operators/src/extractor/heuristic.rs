@@ -70,7 +70,12 @@
 //! ([`is_pleasantry`]: "Enjoy your lunch, and say hi to Marta!"), restates
 //! "let me X" as an intent ([`third_person_v3`]: "Ana will X"), types a
 //! completion inside a wish as a plan ("wants the cutover done") and an
-//! acknowledged arrangement ("Got it: Porto 14–17 May") as a plan.
+//! acknowledged arrangement ("Got it: Porto 14–17 May") as a plan, and
+//! reads time with the third resolver
+//! ([`Resolver::V3`](super::temporal::Resolver::V3): deadlines such as
+//! "before the end of January" run from the mention to then, a bare "for a
+//! few days" is a length and dates nothing unless it runs up to now, and
+//! "that Saturday" takes the date of an earlier sentence of the message).
 
 use strataflow_record::record::{
     Criticality, Event, EventTemporal, EventType, Message, Occurrence, Precision, Role, Scope,
@@ -78,7 +83,7 @@ use strataflow_record::record::{
 };
 use strataflow_record::{Digest, RecordId, SourceTime, Timestamp};
 
-use super::temporal::{Resolver, Tense, TimeExpression, detect_tense, resolve_best_with};
+use super::temporal::{Resolver, Tense, TimeExpression, detect_tense, resolve_best_after};
 use crate::operator::{
     Extraction, ExtractionInput, Extractor, OperatorError, OperatorId, config_hash,
 };
@@ -158,7 +163,8 @@ impl Version {
     fn resolver(self) -> Resolver {
         match self {
             Self::One | Self::Two | Self::Three => Resolver::V1,
-            Self::Four | Self::Five => Resolver::V2,
+            Self::Four => Resolver::V2,
+            Self::Five => Resolver::V3,
         }
     }
 }
@@ -311,8 +317,12 @@ fn statement_groups(message: &Message, others: &[&str], version: Version) -> Vec
     // night was amazing!", "Guess what I did this week?") dates the next
     // statement of the message that states no time of its own.
     let mut carried: Option<TimeExpression> = None;
+    // The dates of the message's sentences so far, for "that Saturday"
+    // (read by the third resolver only).
+    let mut earlier: Vec<TimeExpression> = Vec::new();
     for s in version.splitter().sentences(&message.content) {
-        let best = resolve_best_with(s.text, message.time, version.resolver());
+        let best = resolve_best_after(s.text, &earlier, message.time, version.resolver());
+        earlier.extend(best.iter().cloned());
         let states_time = best
             .as_ref()
             .is_some_and(|t| t.basis != TimeBasis::Inferred);
