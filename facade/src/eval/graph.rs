@@ -687,7 +687,15 @@ mod tests {
     fn versions_put_the_default_first_without_repeats() {
         assert_eq!(
             versions("heuristic-projector@1", &[]),
-            ["heuristic-projector@1", "heuristic-projector@2"]
+            [
+                "heuristic-projector@1",
+                "heuristic-projector@3",
+                "heuristic-projector@4"
+            ]
+        );
+        assert_eq!(
+            versions("heuristic-projector@4", &[]),
+            ["heuristic-projector@4", "heuristic-projector@3"]
         );
         assert_eq!(
             versions(
