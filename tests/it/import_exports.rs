@@ -350,7 +350,7 @@ Fog until noon, then sun. +weather({"city":"Lisbon"})=[{"text":"fog until noon",
     assert_eq!(out.status.code(), Some(3));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("conversation [1] id cl-bad (byte 2222): field `chat_messages[1].sender`: `system` is neither `human` nor `assistant`"),
+        err.contains("conversation [1] id cl-bad (byte 2243): field `chat_messages[1].sender`: `system` is neither `human` nor `assistant`"),
         "{err}"
     );
 }
