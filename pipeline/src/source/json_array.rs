@@ -105,9 +105,13 @@ impl<R: BufRead> ArrayScanner<R> {
     pub fn next_element(&mut self) -> Result<Option<Element>, ScanError> {
         if self.state == State::Start {
             // A UTF-8 byte order mark (written by some Windows tools) is not JSON.
-            let buf = self.reader.fill_buf().map_err(ScanError::Io)?;
-            if buf.starts_with(&[0xEF, 0xBB, 0xBF]) {
-                self.consume(3);
+            // Byte by byte: a read buffer may split it.
+            for b in [0xEF, 0xBB, 0xBF] {
+                let buf = self.reader.fill_buf().map_err(ScanError::Io)?;
+                if buf.first() != Some(&b) {
+                    break;
+                }
+                self.consume(1);
             }
             match self.peek_significant()? {
                 Some(b'[') => {
