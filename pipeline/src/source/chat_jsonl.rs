@@ -16,7 +16,7 @@
 //! own `created_at`/`timestamp`/`ts`, else the line's (`created`,
 //! `created_at`, `timestamp` or `ts`; RFC 3339 or epoch seconds) or, when
 //! the line gives none, `--start`, plus one second per message index.
-//! Details in `docs/format.md` (§3.8).
+//! Details in `docs/format.md` (§3.9).
 
 use serde_json::{Map, Value};
 use strataflow_log::SourceTime;

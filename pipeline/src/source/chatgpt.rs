@@ -14,7 +14,7 @@
 //! `id`). Its messages are those on the path from the root to
 //! `current_node` (the branch the user last saw), in order; nodes an edit or
 //! a regeneration left behind are skipped (counted). What each message
-//! becomes is documented in `docs/format.md` (§3.6); the conversation's
+//! becomes is documented in `docs/format.md` (§3.7); the conversation's
 //! title and the ids of messages whose time was inferred are kept in the
 //! thread's header ([`super::export::header`]).
 

@@ -10,7 +10,7 @@
 //!
 //! Each conversation is one thread named by its `uuid`; `chat_messages` are
 //! taken in order, `sender` `human` → user, `assistant` → assistant. What
-//! each message becomes is documented in `docs/format.md` (§3.7); the
+//! each message becomes is documented in `docs/format.md` (§3.8); the
 //! conversation's `name` (and `summary`) are kept in the thread's header.
 
 use serde::Deserialize;
