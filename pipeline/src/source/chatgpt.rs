@@ -171,6 +171,7 @@ fn read(ctx: &Ctx, at: &Location, c: Conversation) -> Result<super::export::Pars
 
     // Root → current_node, through the parent links.
     let mut path: Vec<(&str, &Node)> = Vec::new();
+    let mut visited = std::collections::HashSet::new();
     let mut cursor = current.as_str();
     loop {
         let Some((key, node)) = mapping.get_key_value(cursor) else {
@@ -181,14 +182,16 @@ fn read(ctx: &Ctx, at: &Location, c: Conversation) -> Result<super::export::Pars
                 format!("`{cursor}` is not a node of `mapping`"),
             ));
         };
-        path.push((key.as_str(), node));
-        if path.len() > mapping.len() {
+        if !visited.insert(key.as_str()) {
+            // The node whose parent link closes the cycle.
+            let child = path.last().map_or(key.as_str(), |(k, _)| *k);
             return Err(InputError::field(
                 at,
-                &format!("mapping.{key}.parent"),
-                "the parent links form a cycle",
+                &format!("mapping.{child}.parent"),
+                format!("the parent links form a cycle (back to `{key}`)"),
             ));
         }
+        path.push((key.as_str(), node));
         match &node.parent {
             None | Some(Value::Null) => break,
             Some(Value::String(p)) => cursor = p.as_str(),

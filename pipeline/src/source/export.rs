@@ -736,3 +736,82 @@ pub fn read_bytes(
     }
     Ok(out.into_inner())
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
+mod tests {
+    use super::*;
+
+    fn errors(format: ExportFormat, text: &str) -> Vec<String> {
+        read_bytes(
+            "x.json",
+            format,
+            &ExportSettings::default(),
+            text.as_bytes(),
+        )
+        .unwrap()
+        .into_iter()
+        .filter_map(|i| i.err().map(|r| r.error.to_string()))
+        .collect()
+    }
+
+    const NODE: &str = r#"{"author":{"role":"user"},"create_time":1.5,"content":{"content_type":"text","parts":["hi"]}}"#;
+
+    #[test]
+    fn broken_trees_reject_their_conversation_naming_the_field() {
+        let conv = |mapping: &str, current: &str| {
+            format!(r#"[{{"id":"c","current_node":{current},"mapping":{{{mapping}}}}}]"#)
+        };
+        let a = format!(r#""a":{{"parent":"zz","message":{NODE}}}"#);
+        assert_eq!(
+            errors(ExportFormat::Chatgpt, &conv(&a, "\"a\"")),
+            [
+                "x.json: conversation [0] id c (byte 1): field `mapping.a.parent`: `zz` is not a node of `mapping`"
+            ]
+        );
+        let cycle = format!(r#""a":{{"parent":"b","message":{NODE}}},"b":{{"parent":"a"}}"#);
+        assert_eq!(
+            errors(ExportFormat::Chatgpt, &conv(&cycle, "\"a\"")),
+            [
+                "x.json: conversation [0] id c (byte 1): field `mapping.b.parent`: the parent links form a cycle (back to `a`)"
+            ]
+        );
+        let one = format!(r#""a":{{"parent":null,"message":{NODE}}}"#);
+        assert_eq!(
+            errors(ExportFormat::Chatgpt, &conv(&one, "\"q\"")),
+            [
+                "x.json: conversation [0] id c (byte 1): field `current_node`: `q` is not a node of `mapping`"
+            ]
+        );
+        let role = one.replace("\"user\"", "\"critic\"");
+        assert_eq!(
+            errors(ExportFormat::Chatgpt, &conv(&role, "\"a\"")),
+            [
+                "x.json: conversation [0] id c (byte 1): field `mapping.a.message.author.role`: `critic` is not one of user, assistant, tool, system"
+            ]
+        );
+        // A conversation that is not even an object names itself by index.
+        assert_eq!(
+            errors(ExportFormat::Chatgpt, "[7]")[0]
+                .split(": not a")
+                .next(),
+            Some("x.json: conversation [0] (byte 1)")
+        );
+        assert!(errors(ExportFormat::Chatgpt, &conv(&one, "\"a\"")).is_empty());
+    }
+
+    #[test]
+    fn a_truncated_file_stops_the_read_with_its_byte() {
+        let e = read_bytes(
+            "x.json",
+            ExportFormat::Claude,
+            &ExportSettings::default(),
+            b"[{\"uuid\":\"a\"",
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "x.json: byte 12: the file ends inside array element [0]: truncated?"
+        );
+    }
+}
