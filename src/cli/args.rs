@@ -746,6 +746,59 @@ pub enum ImportCommand {
         #[command(flatten)]
         options: IngestArgs,
     },
+    /// Import a ChatGPT data export (`conversations.json`, or the export
+    /// ZIP holding it, streamed): one thread per conversation, the messages
+    /// on the path from the root to `current_node`.
+    Chatgpt {
+        /// conversations.json or the export ZIP.
+        file: PathBuf,
+        /// Tenant to import into.
+        #[arg(long, default_value = "", value_parser = Name)]
+        tenant: String,
+        /// Print the summary as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Ingest options.
+        #[command(flatten)]
+        options: IngestArgs,
+    },
+    /// Import a Claude data export (`conversations.json`, or the export ZIP
+    /// holding it, streamed): one thread per conversation, `chat_messages`
+    /// in order.
+    Claude {
+        /// conversations.json or the export ZIP.
+        file: PathBuf,
+        /// Tenant to import into.
+        #[arg(long, default_value = "", value_parser = Name)]
+        tenant: String,
+        /// Print the summary as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Ingest options.
+        #[command(flatten)]
+        options: IngestArgs,
+    },
+    /// Import chat-completion logs: one `{"messages": [{role, content}…]}`
+    /// object per line, each line one thread.
+    #[command(name = "chat-jsonl")]
+    ChatJsonl {
+        /// The JSONL file.
+        file: PathBuf,
+        /// Tenant to import into.
+        #[arg(long, default_value = "", value_parser = Name)]
+        tenant: String,
+        /// Time (RFC 3339) of a line that gives none (`created`,
+        /// `created_at`, `timestamp`, `ts`); its messages are one second
+        /// apart from it. Without it such a line is refused.
+        #[arg(long, value_name = "RFC3339")]
+        start: Option<String>,
+        /// Print the summary as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Ingest options.
+        #[command(flatten)]
+        options: IngestArgs,
+    },
     /// Load a full `export parquet` directory into an empty data directory
     /// (same records, ids and view digests).
     Parquet {

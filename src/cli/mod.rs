@@ -1,6 +1,7 @@
 //! The `strataflow` command line: parse, run, report one clear error line.
 
 mod args;
+mod export;
 #[cfg(test)]
 mod no_panic;
 mod paths;
@@ -263,6 +264,58 @@ fn run(cli: Cli) -> Result<(), Failure> {
                         .tenant(&tenant)
                         .import_locomo(&file, opts, on_invalid, progress)
                 },
+            )?;
+        }
+        Command::Import(ImportCommand::Chatgpt {
+            file,
+            tenant,
+            json,
+            options,
+        }) => {
+            let settings = export::settings(tenant, None)?;
+            export::run(
+                &mut out,
+                &dir,
+                &file,
+                export::Format::Chatgpt,
+                settings,
+                json,
+                &options,
+            )?;
+        }
+        Command::Import(ImportCommand::Claude {
+            file,
+            tenant,
+            json,
+            options,
+        }) => {
+            let settings = export::settings(tenant, None)?;
+            export::run(
+                &mut out,
+                &dir,
+                &file,
+                export::Format::Claude,
+                settings,
+                json,
+                &options,
+            )?;
+        }
+        Command::Import(ImportCommand::ChatJsonl {
+            file,
+            tenant,
+            start,
+            json,
+            options,
+        }) => {
+            let settings = export::settings(tenant, start.as_deref())?;
+            export::run(
+                &mut out,
+                &dir,
+                &file,
+                export::Format::ChatJsonl,
+                settings,
+                json,
+                &options,
             )?;
         }
         Command::Import(ImportCommand::Parquet { dir: from }) => {

@@ -1,10 +1,11 @@
 //! Property tests: no input panics. Random argument vectors built from the
 //! real subcommand and option names go to the parser (and the output-path
 //! check); random and mutated bytes go to the JSONL message reader, the
-//! LoCoMo reader, the `search --queries` line parser and the question
-//! loader of `eval`/`diff`. Each must return Ok or Err.
+//! LoCoMo reader, the `search --queries` line parser, the question
+//! loader of `eval`/`diff` and the chat export readers (ChatGPT, Claude,
+//! chat-jsonl). Each must return Ok or Err.
 //!
-//! 10,000 cases in all (see `CASES`).
+//! 11,500 cases in all (see `CASES`, and 1,500 for the export readers).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 use std::path::{Path, PathBuf};
@@ -307,4 +308,24 @@ fn the_question_loader_never_panics() {
         std::fs::write(&path, &bytes).unwrap();
         let _ = load_questions(&path);
     });
+}
+
+#[test]
+fn the_chat_export_readers_never_panic() {
+    use strataflow::pipeline::source::export::{ExportFormat, ExportSettings, read_bytes};
+    let read = |rel: &str| std::fs::read(repo(&format!("tests/data/exports/{rel}"))).unwrap();
+    let formats = [
+        (ExportFormat::Chatgpt, read("chatgpt/conversations.json")),
+        (ExportFormat::Claude, read("claude/conversations.json")),
+        (ExportFormat::ChatJsonl, read("chat.jsonl")),
+    ];
+    let settings = ExportSettings {
+        tenant: String::new(),
+        start: Some(strataflow::log::SourceTime::utc_without_offset(0)),
+    };
+    for (format, seed) in formats {
+        proptest!(config(500), |(bytes in input(vec![seed.clone()]))| {
+            let _ = read_bytes("x.json", format, &settings, &bytes);
+        });
+    }
 }

@@ -85,6 +85,61 @@ impl Progress {
         self.emit(&line);
     }
 
+    /// Called during an export import: bytes of the current pass with
+    /// their ETA, conversations and messages read, and what was stored.
+    pub fn update_export(
+        &mut self,
+        stats: &IngestStats,
+        source: &strataflow::pipeline::source::export::ExportCounts,
+    ) {
+        if stats.stage == "derive" {
+            return self.update(stats);
+        }
+        let started = if stats.stage == "validate" {
+            self.started
+        } else {
+            *self.ingest_started.get_or_insert_with(Instant::now)
+        };
+        let secs = started.elapsed().as_secs_f64().max(1e-9);
+        let mb = |b: u64| b as f64 / 1e6;
+        let rate = source.bytes_read as f64 / secs;
+        let (done, eta) = if source.total_bytes > 0 {
+            let left = source.total_bytes.saturating_sub(source.bytes_read) as f64;
+            (
+                format!(
+                    " ({:.1}%)",
+                    100.0 * source.bytes_read as f64 / source.total_bytes as f64
+                ),
+                if rate > 0.0 {
+                    format!(", ETA {:.0} s", left / rate)
+                } else {
+                    String::new()
+                },
+            )
+        } else {
+            (String::new(), String::new())
+        };
+        let pass = if stats.stage == "validate" {
+            "validating"
+        } else {
+            "storing"
+        };
+        let line = format!(
+            "{}: {pass}: {:.1}/{:.1} MB read{done}, {} conversations, {} messages read, {} stored, {} already stored, {} rejected, {} blocks sealed ({:.1} MB/s{eta})",
+            self.label,
+            mb(source.bytes_read),
+            mb(source.total_bytes),
+            source.conversations,
+            source.messages,
+            stats.stored,
+            stats.already_stored,
+            stats.rejected,
+            stats.blocks_sealed,
+            rate / 1e6
+        );
+        self.emit(&line);
+    }
+
     /// Prints a line if enabled and the interval has passed.
     fn emit(&mut self, line: &str) {
         if !self.enabled {

@@ -2,6 +2,8 @@
 //!
 //! Tooling for benchmarks, trials and tests, kept out of the library floors:
 //! the deterministic synthetic conversation archive ([`synthetic`]) behind
-//! `strataflow gen` and the benches. Depends on nothing of the workspace.
+//! `strataflow gen` and the benches, and the same messages as a ChatGPT
+//! export ([`chatgpt`]). Depends on nothing of the workspace.
 
+pub mod chatgpt;
 pub mod synthetic;

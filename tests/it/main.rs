@@ -40,6 +40,7 @@ mod facade_api;
 mod format_fixture;
 mod governance;
 mod graph_v4;
+mod import_exports;
 mod input_readers;
 mod invalid_input;
 mod jsonl_ingest;

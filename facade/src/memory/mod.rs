@@ -367,6 +367,26 @@ impl Memory {
         Ok(stats)
     }
 
+    /// Ingests any [`Source`] (e.g. an export read by
+    /// [`strataflow_pipeline::source::export::ExportSource`], whose
+    /// counters the caller can watch during the run) like `ingest_jsonl`:
+    /// the same policies, inline derivation, retries and views.
+    pub fn ingest_source(
+        &self,
+        source: &dyn Source,
+        options: &IngestOptions,
+        on_invalid: OnInvalid<'_>,
+        progress: &mut dyn FnMut(&IngestStats),
+    ) -> Result<IngestStats, MemoryError> {
+        let result = ingest::ingest(&self.store, source, options, on_invalid, progress)
+            .map_err(MemoryError::from)
+            .and_then(|stats| self.retry_failed_runs(options, stats));
+        self.save_model_counters()?;
+        let stats = result?;
+        self.materialize(options)?;
+        Ok(stats)
+    }
+
     /// Blocks are derived as they seal; operator runs that failed then
     /// (a model service down, an invalid answer) are retried here with the
     /// backoff of the retry policy, up to its attempt limit. The returned

@@ -1,6 +1,11 @@
 //! Sources: readers that turn input files into [`MessageInput`]s, with the
 //! exact location of every problem.
 
+pub mod chat_jsonl;
+pub mod chatgpt;
+pub mod claude;
+pub mod export;
+pub mod json_array;
 pub mod jsonl;
 pub mod locomo;
 

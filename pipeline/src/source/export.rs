@@ -1,0 +1,817 @@
+//! Chat archives as people have them: ChatGPT's and Claude's data exports
+//! (`conversations.json`, alone or inside the export ZIP) and
+//! chat-completion logs (one `{"messages": [...]}` object per line), read as
+//! a stream ([`ExportSource`]).
+//!
+//! A reader thread decompresses (ZIP entries are streamed, never
+//! extracted), finds each conversation's bytes ([`super::json_array`]) and
+//! parses it; the ingest reads its messages from a bounded channel, so
+//! memory stays at a few conversations whatever the file's size.
+//!
+//! A conversation is all or nothing: any problem in it (a missing
+//! `current_node`, a message of an unknown role…) rejects the whole
+//! conversation, named by its index in the file, its id and the field, so
+//! no thread is stored with a hole that a corrected file could not fill in
+//! order.
+//!
+//! Each ChatGPT or Claude thread starts with a header: a `system` message
+//! (never rendered in L4/L3) whose content is canonical JSON `{"format",
+//! "id", "title", "inferred_time": [external ids], …}`, the conversation's
+//! metadata that the message record has no field for. Its external id is
+//! `meta:` and 12 hex digits of the content's blake3 hash, so the same
+//! export imported again adds nothing, while a renamed conversation adds a
+//! new header instead of being refused.
+
+use std::collections::VecDeque;
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+
+use serde_json::Value;
+use strataflow_log::SourceTime;
+use strataflow_log::record::{Role, ToolCall};
+
+use super::json_array::{ArrayScanner, ScanError};
+use super::{
+    InputError, Location, MessageInput, Rejected, SourceError, SourceItem, canonical_json,
+    check_name,
+};
+use crate::ingest::Source;
+
+/// The formats of [`ExportSource`].
+#[derive(Clone, Copy, PartialEq, Eq, Debug, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum ExportFormat {
+    /// ChatGPT's `conversations.json` (or the export ZIP holding it).
+    Chatgpt,
+    /// Claude's `conversations.json` (or the export ZIP holding it).
+    Claude,
+    /// One chat-completion object (`{"messages": [...]}`) per line.
+    ChatJsonl,
+}
+
+impl ExportFormat {
+    /// The name used on the command line and in headers.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Chatgpt => "chatgpt",
+            Self::Claude => "claude",
+            Self::ChatJsonl => "chat-jsonl",
+        }
+    }
+}
+
+/// Settings of an export import.
+#[derive(Clone, Debug, Default)]
+pub struct ExportSettings {
+    /// Tenant of every thread.
+    pub tenant: String,
+    /// chat-jsonl: the time of a line that gives none (its messages are one
+    /// second apart from it).
+    pub start: Option<SourceTime>,
+}
+
+/// Live counters of the current pass over an export (reset at each pass).
+#[derive(Debug, Default)]
+pub struct ExportCounters {
+    bytes_read: AtomicU64,
+    total_bytes: AtomicU64,
+    conversations: AtomicU64,
+    empty_conversations: AtomicU64,
+    rejected_conversations: AtomicU64,
+    messages: AtomicU64,
+    headers: AtomicU64,
+    inferred_times: AtomicU64,
+    skipped_branch: AtomicU64,
+    skipped_hidden: AtomicU64,
+    skipped_empty: AtomicU64,
+    skipped_unsupported: AtomicU64,
+}
+
+/// A snapshot of [`ExportCounters`].
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, serde::Serialize)]
+pub struct ExportCounts {
+    /// Bytes of the JSON read so far (decompressed, for a ZIP).
+    pub bytes_read: u64,
+    /// Bytes of the JSON in all (the entry's size, for a ZIP).
+    pub total_bytes: u64,
+    /// Conversations (or lines) read.
+    pub conversations: u64,
+    /// Conversations with no message kept (nothing stored for them).
+    pub empty_conversations: u64,
+    /// Conversations rejected.
+    pub rejected_conversations: u64,
+    /// Messages read (headers included).
+    pub messages: u64,
+    /// Thread headers among them.
+    pub headers: u64,
+    /// Messages whose time was inferred.
+    pub inferred_times: u64,
+    /// ChatGPT messages on branches left behind by an edit or a regeneration.
+    pub skipped_branch: u64,
+    /// Hidden messages (ChatGPT `is_visually_hidden_from_conversation`).
+    pub skipped_hidden: u64,
+    /// Messages with no text and no tool call (empty system prompts…).
+    pub skipped_empty: u64,
+    /// Messages of a kind not kept (model reasoning, memory contexts,
+    /// unknown content types without text).
+    pub skipped_unsupported: u64,
+}
+
+impl ExportCounters {
+    /// The counters now.
+    pub fn snapshot(&self) -> ExportCounts {
+        let g = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        ExportCounts {
+            bytes_read: g(&self.bytes_read),
+            total_bytes: g(&self.total_bytes),
+            conversations: g(&self.conversations),
+            empty_conversations: g(&self.empty_conversations),
+            rejected_conversations: g(&self.rejected_conversations),
+            messages: g(&self.messages),
+            headers: g(&self.headers),
+            inferred_times: g(&self.inferred_times),
+            skipped_branch: g(&self.skipped_branch),
+            skipped_hidden: g(&self.skipped_hidden),
+            skipped_empty: g(&self.skipped_empty),
+            skipped_unsupported: g(&self.skipped_unsupported),
+        }
+    }
+
+    fn reset(&self) {
+        for a in [
+            &self.bytes_read,
+            &self.total_bytes,
+            &self.conversations,
+            &self.empty_conversations,
+            &self.rejected_conversations,
+            &self.messages,
+            &self.headers,
+            &self.inferred_times,
+            &self.skipped_branch,
+            &self.skipped_hidden,
+            &self.skipped_empty,
+            &self.skipped_unsupported,
+        ] {
+            a.store(0, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Why a message was skipped.
+#[derive(Clone, Copy)]
+pub(crate) enum Skip {
+    Branch,
+    Hidden,
+    Empty,
+    Unsupported,
+}
+
+/// What the format readers share: the file's name in errors, the tenant,
+/// the counters.
+pub(crate) struct Ctx {
+    pub file: String,
+    pub format: ExportFormat,
+    pub settings: ExportSettings,
+    pub counters: Arc<ExportCounters>,
+}
+
+impl Ctx {
+    pub fn skipped(&self, why: Skip, n: u64) {
+        let c = &self.counters;
+        let a = match why {
+            Skip::Branch => &c.skipped_branch,
+            Skip::Hidden => &c.skipped_hidden,
+            Skip::Empty => &c.skipped_empty,
+            Skip::Unsupported => &c.skipped_unsupported,
+        };
+        a.fetch_add(n, Ordering::Relaxed);
+    }
+}
+
+/// A message of a conversation before it is named and placed.
+pub(crate) struct Draft {
+    pub external_id: String,
+    pub role: Role,
+    pub speaker: Option<String>,
+    pub content: String,
+    pub tool_calls: Vec<ToolCall>,
+    pub time: SourceTime,
+    /// The source gave no time; it is the previous message's (or the
+    /// conversation's).
+    pub inferred: bool,
+}
+
+/// A conversation read by a format reader.
+pub(crate) struct Parsed {
+    pub thread: String,
+    pub title: Option<String>,
+    /// More header fields (e.g. Claude's `summary`).
+    pub extra: Vec<(&'static str, Value)>,
+    /// The conversation's own time (the header's time), if it has one.
+    pub time: Option<SourceTime>,
+    pub drafts: Vec<Draft>,
+}
+
+/// Dates messages that have no time of their own: the previous one's, or
+/// the conversation's.
+pub(crate) struct TimeCursor(Option<SourceTime>);
+
+impl TimeCursor {
+    pub fn new(conversation: Option<SourceTime>) -> Self {
+        Self(conversation)
+    }
+
+    /// The time of a message with `own` time (`None`: inferred).
+    pub fn take(&mut self, own: Option<SourceTime>) -> (Option<SourceTime>, bool) {
+        match own {
+            Some(t) => {
+                self.0 = Some(t);
+                (Some(t), false)
+            }
+            None => (self.0, true),
+        }
+    }
+}
+
+pub(crate) fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Where conversation `index` (at byte `offset`) is.
+fn conversation_location(file: &str, index: u64, offset: u64, id: Option<&str>) -> Location {
+    let id = id.map(|id| format!(" id {id}")).unwrap_or_default();
+    Location {
+        file: file.to_owned(),
+        line: None,
+        path: Some(format!("conversation [{index}]{id} (byte {offset})")),
+    }
+}
+
+/// Reads one conversation with `read`: its messages (header first), or
+/// one rejected item naming it.
+pub(crate) fn conversation_items(
+    ctx: &Ctx,
+    index: u64,
+    offset: u64,
+    bytes: &[u8],
+    id_of: fn(&[u8]) -> Option<String>,
+    read: impl FnOnce(&Location, &[u8]) -> Result<Parsed, InputError>,
+) -> Vec<SourceItem> {
+    // The id is needed in every error; parsed first on its own (cheap:
+    // everything else is skipped unparsed).
+    let id = id_of(bytes);
+    let at = conversation_location(&ctx.file, index, offset, id.as_deref());
+    conversation_items_at(ctx, &at, bytes, |at| read(at, bytes))
+}
+
+/// Reads one conversation at `at` with `read`: its messages (header
+/// first), or one rejected item holding `input`.
+pub(crate) fn conversation_items_at(
+    ctx: &Ctx,
+    at: &Location,
+    input: &[u8],
+    read: impl FnOnce(&Location) -> Result<Parsed, InputError>,
+) -> Vec<SourceItem> {
+    ctx.counters.conversations.fetch_add(1, Ordering::Relaxed);
+    let result = read(at).and_then(|parsed| place(ctx, at, parsed));
+    match result {
+        Ok(items) => {
+            if items.is_empty() {
+                ctx.counters
+                    .empty_conversations
+                    .fetch_add(1, Ordering::Relaxed);
+            }
+            ctx.counters
+                .messages
+                .fetch_add(items.len() as u64, Ordering::Relaxed);
+            items.into_iter().map(Ok).collect()
+        }
+        Err(error) => {
+            ctx.counters
+                .rejected_conversations
+                .fetch_add(1, Ordering::Relaxed);
+            vec![Err(Rejected {
+                error,
+                input: String::from_utf8_lossy(input).into_owned(),
+            })]
+        }
+    }
+}
+
+/// Names the drafts and puts the header first (none for an empty
+/// conversation or for chat-jsonl).
+fn place(ctx: &Ctx, at: &Location, parsed: Parsed) -> Result<Vec<MessageInput>, InputError> {
+    let tenant = &ctx.settings.tenant;
+    check_name(at, "tenant", tenant, true)?;
+    if parsed.drafts.is_empty() {
+        return Ok(Vec::new());
+    }
+    let inferred: Vec<&str> = parsed
+        .drafts
+        .iter()
+        .filter(|d| d.inferred)
+        .map(|d| d.external_id.as_str())
+        .collect();
+    ctx.counters
+        .inferred_times
+        .fetch_add(inferred.len() as u64, Ordering::Relaxed);
+    let mut out = Vec::with_capacity(parsed.drafts.len() + 1);
+    if ctx.format != ExportFormat::ChatJsonl {
+        let mut header = serde_json::Map::new();
+        header.insert("format".into(), ctx.format.name().into());
+        header.insert("id".into(), parsed.thread.clone().into());
+        header.insert("title".into(), parsed.title.clone().into());
+        header.insert("inferred_time".into(), inferred.into());
+        for (k, v) in parsed.extra {
+            header.insert(k.into(), v);
+        }
+        let content = canonical_json(&Value::Object(header));
+        let hash = blake3::hash(content.as_bytes()).to_hex();
+        let first = parsed.drafts.first().map(|d| d.time);
+        out.push(MessageInput {
+            location: at.clone(),
+            tenant: tenant.clone(),
+            thread: parsed.thread.clone(),
+            external_id: format!("meta:{}", hash.get(..12).unwrap_or_default()),
+            role: Role::System,
+            speaker: None,
+            content,
+            tool_calls: Vec::new(),
+            // default: never taken, there is a first draft.
+            time: parsed
+                .time
+                .or(first)
+                .unwrap_or(SourceTime::utc_without_offset(0)),
+        });
+        ctx.counters.headers.fetch_add(1, Ordering::Relaxed);
+    }
+    for d in parsed.drafts {
+        out.push(MessageInput {
+            location: at.clone(),
+            tenant: tenant.clone(),
+            thread: parsed.thread.clone(),
+            external_id: d.external_id,
+            role: d.role,
+            speaker: d.speaker,
+            content: d.content,
+            tool_calls: d.tool_calls,
+            time: d.time,
+        });
+    }
+    Ok(out)
+}
+
+/// An export file read afresh on each pass (the refuse policy reads twice).
+pub struct ExportSource {
+    path: PathBuf,
+    format: ExportFormat,
+    settings: ExportSettings,
+    counters: Arc<ExportCounters>,
+}
+
+/// Conversations the reader thread may hold ready ahead of the ingest.
+const CHANNEL_CONVERSATIONS: usize = 16;
+
+enum Chunk {
+    Items(Vec<SourceItem>),
+    Failed(SourceError),
+    Done,
+}
+
+impl ExportSource {
+    /// A source reading `path` in `format`.
+    pub fn new(path: &Path, format: ExportFormat, settings: ExportSettings) -> Self {
+        Self {
+            path: path.to_path_buf(),
+            format,
+            settings,
+            counters: Arc::default(),
+        }
+    }
+
+    /// The counters of the current (or last) pass.
+    pub fn counters(&self) -> &ExportCounters {
+        &self.counters
+    }
+
+    fn display(&self) -> String {
+        self.path.display().to_string()
+    }
+
+    /// Opens the input: the file, or its `conversations.json` entry when it
+    /// is a ZIP. Returns the name errors give it and a reader over its
+    /// bytes, opened in the reader thread by `open`.
+    fn open(&self) -> Result<(String, Opened), SourceError> {
+        let display = self.display();
+        let io = |source| SourceError::Io {
+            file: display.clone(),
+            source,
+        };
+        let mut file = File::open(&self.path).map_err(io)?;
+        let mut magic = [0u8; 4];
+        let n = read_up_to(&mut file, &mut magic).map_err(io)?;
+        let is_zip = n == 4 && magic == *b"PK\x03\x04";
+        drop(file);
+        if !is_zip {
+            let file = File::open(&self.path).map_err(io)?;
+            let size = file.metadata().map_err(io)?.len();
+            return Ok((display, Opened::Plain(file, size)));
+        }
+        if self.format == ExportFormat::ChatJsonl {
+            return Err(SourceError::Format(InputError::item(
+                &Location {
+                    file: display,
+                    line: None,
+                    path: None,
+                },
+                "is a ZIP archive; chat-jsonl reads a plain .jsonl file (unzip it first)",
+            )));
+        }
+        let file = File::open(&self.path).map_err(io)?;
+        let format_error = |problem: String| {
+            SourceError::Format(InputError::item(
+                &Location {
+                    file: display.clone(),
+                    line: None,
+                    path: None,
+                },
+                problem,
+            ))
+        };
+        let mut archive = zip::ZipArchive::new(BufReader::new(file))
+            .map_err(|e| format_error(format!("not a readable ZIP archive: {e}")))?;
+        let names: Vec<String> = archive
+            .file_names()
+            .filter_map(Result::ok)
+            .map(std::borrow::Cow::into_owned)
+            .collect();
+        let mut candidates: Vec<&String> = names
+            .iter()
+            .filter(|n| *n == "conversations.json" || n.ends_with("/conversations.json"))
+            .collect();
+        // The shallowest one (an export has one at its root).
+        candidates.sort_by_key(|n| (n.matches('/').count(), n.as_str()));
+        let Some(name) = candidates.first().map(|n| (*n).clone()) else {
+            let mut listed: Vec<&str> = names.iter().map(String::as_str).take(10).collect();
+            if names.len() > 10 {
+                listed.push("…");
+            }
+            return Err(format_error(format!(
+                "the ZIP holds no conversations.json (entries: {})",
+                listed.join(", ")
+            )));
+        };
+        let index = archive
+            .index_for_name(&name)
+            .ok_or_else(|| format_error(format!("entry {name} vanished")))?;
+        let size = archive
+            .by_index(index)
+            .map_err(|e| format_error(format!("cannot read entry {name}: {e}")))?
+            .size();
+        Ok((
+            format!("{display}/{name}"),
+            Opened::Zip(Box::new(archive), index, size),
+        ))
+    }
+}
+
+/// What [`ExportSource::open`] opened.
+enum Opened {
+    Plain(File, u64),
+    Zip(Box<zip::ZipArchive<BufReader<File>>>, usize, u64),
+}
+
+fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(buf.get_mut(n..).unwrap_or_default())? {
+            0 => break,
+            k => n += k,
+        }
+    }
+    Ok(n)
+}
+
+/// Counts the bytes read through it.
+struct Counting<R> {
+    inner: R,
+    counters: Arc<ExportCounters>,
+}
+
+impl<R: Read> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.counters
+            .bytes_read
+            .fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
+impl Source for ExportSource {
+    fn items(
+        &self,
+    ) -> Result<Box<dyn Iterator<Item = Result<SourceItem, SourceError>> + '_>, SourceError> {
+        self.counters.reset();
+        let (file, opened) = self.open()?;
+        let ctx = Ctx {
+            file: file.clone(),
+            format: self.format,
+            settings: self.settings.clone(),
+            counters: Arc::clone(&self.counters),
+        };
+        let (tx, rx) = sync_channel(CHANNEL_CONVERSATIONS);
+        std::thread::Builder::new()
+            .name("export-reader".into())
+            .spawn(move || produce(&ctx, opened, &tx))
+            .map_err(|source| SourceError::Io {
+                file: file.clone(),
+                source,
+            })?;
+        Ok(Box::new(Items {
+            file,
+            rx,
+            pending: VecDeque::new(),
+            done: false,
+        }))
+    }
+}
+
+/// The reader thread: every conversation's items, then `Done` (or the
+/// error that stopped it). Stops early when the ingest hangs up.
+fn produce(ctx: &Ctx, opened: Opened, tx: &SyncSender<Chunk>) {
+    let send = |chunk: Chunk| tx.send(chunk).is_ok();
+    match opened {
+        Opened::Plain(file, size) => {
+            ctx.counters.total_bytes.store(size, Ordering::Relaxed);
+            stream(ctx, file, &send);
+        }
+        Opened::Zip(mut archive, index, size) => {
+            ctx.counters.total_bytes.store(size, Ordering::Relaxed);
+            match archive.by_index(index) {
+                Ok(entry) => stream(ctx, entry, &send),
+                Err(e) => {
+                    send(Chunk::Failed(SourceError::Format(InputError::item(
+                        &Location {
+                            file: ctx.file.clone(),
+                            line: None,
+                            path: None,
+                        },
+                        format!("cannot read the ZIP entry: {e}"),
+                    ))));
+                }
+            }
+        }
+    }
+}
+
+fn stream(ctx: &Ctx, reader: impl Read, send: &dyn Fn(Chunk) -> bool) {
+    let reader = BufReader::with_capacity(
+        1 << 20,
+        Counting {
+            inner: reader,
+            counters: Arc::clone(&ctx.counters),
+        },
+    );
+    let result = match ctx.format {
+        ExportFormat::ChatJsonl => lines(ctx, reader, send),
+        ExportFormat::Chatgpt | ExportFormat::Claude => array(ctx, reader, send),
+    };
+    match result {
+        Ok(true) => {
+            send(Chunk::Done);
+        }
+        Ok(false) => {}
+        Err(e) => {
+            send(Chunk::Failed(e));
+        }
+    }
+}
+
+/// The conversations of a JSON array. `Ok(false)`: the ingest hung up.
+fn array(
+    ctx: &Ctx,
+    reader: impl BufRead,
+    send: &dyn Fn(Chunk) -> bool,
+) -> Result<bool, SourceError> {
+    let mut scanner = ArrayScanner::new(reader);
+    loop {
+        let element = match scanner.next_element() {
+            Ok(Some(e)) => e,
+            Ok(None) => return Ok(true),
+            Err(ScanError::Io(source)) => {
+                return Err(SourceError::Io {
+                    file: ctx.file.clone(),
+                    source,
+                });
+            }
+            Err(ScanError::Format { offset, problem }) => {
+                return Err(SourceError::Format(InputError::item(
+                    &Location {
+                        file: ctx.file.clone(),
+                        line: None,
+                        path: Some(format!("byte {offset}")),
+                    },
+                    problem,
+                )));
+            }
+        };
+        let items = match ctx.format {
+            ExportFormat::Claude => {
+                super::claude::conversation(ctx, element.index, element.offset, &element.bytes)
+            }
+            _ => super::chatgpt::conversation(ctx, element.index, element.offset, &element.bytes),
+        };
+        if !items.is_empty() && !send(Chunk::Items(items)) {
+            return Ok(false);
+        }
+    }
+}
+
+/// The lines of a chat-jsonl file. `Ok(false)`: the ingest hung up.
+fn lines(
+    ctx: &Ctx,
+    mut reader: impl BufRead,
+    send: &dyn Fn(Chunk) -> bool,
+) -> Result<bool, SourceError> {
+    let mut buf = Vec::new();
+    let mut line = 0usize;
+    loop {
+        buf.clear();
+        let n = reader
+            .read_until(b'\n', &mut buf)
+            .map_err(|source| SourceError::Io {
+                file: ctx.file.clone(),
+                source,
+            })?;
+        if n == 0 {
+            return Ok(true);
+        }
+        line += 1;
+        let items = super::chat_jsonl::line(ctx, line, &buf);
+        if !items.is_empty() && !send(Chunk::Items(items)) {
+            return Ok(false);
+        }
+    }
+}
+
+/// The ingest's side of the channel.
+struct Items {
+    file: String,
+    rx: Receiver<Chunk>,
+    pending: VecDeque<SourceItem>,
+    done: bool,
+}
+
+impl Iterator for Items {
+    type Item = Result<SourceItem, SourceError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if let Some(item) = self.pending.pop_front() {
+                return Some(Ok(item));
+            }
+            if self.done {
+                return None;
+            }
+            match self.rx.recv() {
+                Ok(Chunk::Items(items)) => self.pending.extend(items),
+                Ok(Chunk::Done) => self.done = true,
+                Ok(Chunk::Failed(e)) => {
+                    self.done = true;
+                    return Some(Err(e));
+                }
+                // The thread ended without `Done`: never a silent truncation.
+                Err(_) => {
+                    self.done = true;
+                    return Some(Err(SourceError::Io {
+                        file: self.file.clone(),
+                        source: std::io::Error::other("the reader thread stopped unexpectedly"),
+                    }));
+                }
+            }
+        }
+    }
+}
+
+/// Every item of an export held in memory (tests, fuzzing): the same
+/// reading as [`ExportSource`] without a file or a thread.
+pub fn read_bytes(
+    file: &str,
+    format: ExportFormat,
+    settings: &ExportSettings,
+    bytes: &[u8],
+) -> Result<Vec<SourceItem>, SourceError> {
+    let ctx = Ctx {
+        file: file.to_owned(),
+        format,
+        settings: settings.clone(),
+        counters: Arc::default(),
+    };
+    let out = std::cell::RefCell::new(Vec::new());
+    let failed = std::cell::RefCell::new(None);
+    let send = |chunk: Chunk| {
+        match chunk {
+            Chunk::Items(items) => out.borrow_mut().extend(items),
+            Chunk::Failed(e) => *failed.borrow_mut() = Some(e),
+            Chunk::Done => {}
+        }
+        true
+    };
+    stream(&ctx, bytes, &send);
+    if let Some(e) = failed.into_inner() {
+        return Err(e);
+    }
+    Ok(out.into_inner())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
+mod tests {
+    use super::*;
+
+    fn errors(format: ExportFormat, text: &str) -> Vec<String> {
+        read_bytes(
+            "x.json",
+            format,
+            &ExportSettings::default(),
+            text.as_bytes(),
+        )
+        .unwrap()
+        .into_iter()
+        .filter_map(|i| i.err().map(|r| r.error.to_string()))
+        .collect()
+    }
+
+    const NODE: &str = r#"{"author":{"role":"user"},"create_time":1.5,"content":{"content_type":"text","parts":["hi"]}}"#;
+
+    #[test]
+    fn broken_trees_reject_their_conversation_naming_the_field() {
+        let conv = |mapping: &str, current: &str| {
+            format!(r#"[{{"id":"c","current_node":{current},"mapping":{{{mapping}}}}}]"#)
+        };
+        let a = format!(r#""a":{{"parent":"zz","message":{NODE}}}"#);
+        assert_eq!(
+            errors(ExportFormat::Chatgpt, &conv(&a, "\"a\"")),
+            [
+                "x.json: conversation [0] id c (byte 1): field `mapping.a.parent`: `zz` is not a node of `mapping`"
+            ]
+        );
+        let cycle = format!(r#""a":{{"parent":"b","message":{NODE}}},"b":{{"parent":"a"}}"#);
+        assert_eq!(
+            errors(ExportFormat::Chatgpt, &conv(&cycle, "\"a\"")),
+            [
+                "x.json: conversation [0] id c (byte 1): field `mapping.b.parent`: the parent links form a cycle (back to `a`)"
+            ]
+        );
+        let one = format!(r#""a":{{"parent":null,"message":{NODE}}}"#);
+        assert_eq!(
+            errors(ExportFormat::Chatgpt, &conv(&one, "\"q\"")),
+            [
+                "x.json: conversation [0] id c (byte 1): field `current_node`: `q` is not a node of `mapping`"
+            ]
+        );
+        let role = one.replace("\"user\"", "\"critic\"");
+        assert_eq!(
+            errors(ExportFormat::Chatgpt, &conv(&role, "\"a\"")),
+            [
+                "x.json: conversation [0] id c (byte 1): field `mapping.a.message.author.role`: `critic` is not one of user, assistant, tool, system"
+            ]
+        );
+        // A conversation that is not even an object names itself by index.
+        assert_eq!(
+            errors(ExportFormat::Chatgpt, "[7]")[0]
+                .split(": not a")
+                .next(),
+            Some("x.json: conversation [0] (byte 1)")
+        );
+        assert!(errors(ExportFormat::Chatgpt, &conv(&one, "\"a\"")).is_empty());
+    }
+
+    #[test]
+    fn a_truncated_file_stops_the_read_with_its_byte() {
+        let e = read_bytes(
+            "x.json",
+            ExportFormat::Claude,
+            &ExportSettings::default(),
+            b"[{\"uuid\":\"a\"",
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "x.json: byte 12: the file ends inside array element [0]: truncated?"
+        );
+    }
+}
