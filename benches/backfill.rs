@@ -39,12 +39,42 @@
 //! median messages/s of each (over criterion's own iterations), the ratio of
 //! strataflow to each anchor, and the process's peak RSS (`VmHWM`).
 //!
+//! # Operator versions
+//!
+//! The group `operators` derives the same messages, the two LoCoMo
+//! conversations shipped for the tests (`tests/data/locomo`, 788 messages),
+//! under the legacy operators (`Profile::legacy_default`: extractor and
+//! projector `@1`) and under the default profile of a new directory
+//! (`Profile::default_profile`), in the same run:
+//!
+//! - `derive_legacy_then_default`: the whole derivation (`Memory::derive`:
+//!   summaries, events, graph assertions, their records) of the
+//!   conversations imported without derivation;
+//! - `extract_project_legacy_then_default`: the same with the summaries
+//!   already derived (shared by both profiles: one summarizer), so only
+//!   extraction and projection are timed.
+//!
+//! Each iteration derives under both profiles, in alternating order, each
+//! in its own fresh directory, so that a change of the machine's load
+//! weighs on both alike; criterion's figure is the time of the pair.
+//!
+//! Importing the conversations (and deriving the summaries) is done before
+//! the clock starts, in a fresh directory per iteration; the timed
+//! derivation commits without fsync (`Durability::Buffered`), so that the
+//! figures are the operators' work, not the disk's. Besides the wall
+//! time, each iteration records the process CPU time it took (user +
+//! system of every thread, from `/proc/self/stat`, in ticks of 10 ms, so
+//! only on Linux); the table after criterion gives the CPU per message of
+//! each (total over its iterations) and the ratio of the default profile's
+//! to the legacy one's (the target of issue 16: at most 1.2).
+//!
 //! # Running
 //!
 //! ```text
 //! cargo bench --features bench-anchors --bench backfill                                     # 200 000 messages
 //! STRATAFLOW_BENCH_MESSAGES=1000000 cargo bench --features bench-anchors --bench backfill   # bigger
 //! cargo bench --features bench-anchors --bench backfill -- --test                           # quick check (5 000)
+//! cargo bench --features bench-anchors --bench backfill -- operators                        # operator versions only
 //! ```
 //!
 //! Directories are created under the system temporary directory (`TMPDIR`
@@ -243,6 +273,248 @@ fn time_tantivy(msgs: &[SyntheticMessage], iters: u64) -> Duration {
 }
 
 // ---------------------------------------------------------------------------
+// Operator versions
+
+/// The LoCoMo conversations shipped for the tests.
+const LOCOMO_FILES: [&str; 2] = [
+    concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/locomo/conv-26.json"
+    ),
+    concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/locomo/conv-30.json"
+    ),
+];
+
+/// Name of the legacy profile saved beside `default` in each directory.
+const LEGACY: &str = "legacy";
+/// Name of the profile that derives only the summaries (its extractor
+/// finds nothing).
+const SUMMARIES_ONLY: &str = "summaries-only";
+
+/// (CPU, wall, messages) of one derivation.
+type OperatorRun = (Duration, Duration, u64);
+
+/// Per profile and mode of the `operators` group: each derivation.
+static OPERATOR_RUNS: Mutex<BTreeMap<&'static str, Vec<OperatorRun>>> = Mutex::new(BTreeMap::new());
+
+/// Process CPU time so far (user + system, every thread, exited ones
+/// included), from `/proc/self/stat` in ticks of 1/100 s (`USER_HZ`);
+/// `None` where there is no such file.
+fn process_cpu() -> Option<Duration> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // After the command name in parentheses: field 3 (state) onwards;
+    // utime and stime are fields 14 and 15.
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let utime: u64 = fields.get(11)?.parse().ok()?;
+    let stime: u64 = fields.get(12)?.parse().ok()?;
+    Some(Duration::from_millis((utime + stime) * 10))
+}
+
+/// An extractor that finds nothing: a profile with it derives only the
+/// summaries.
+struct NoEvents;
+
+impl strataflow::operators::operator::Extractor for NoEvents {
+    fn id(&self) -> strataflow::operators::operator::OperatorId {
+        strataflow::operators::operator::OperatorId::new("bench-no-events", 1)
+    }
+    fn config_hash(&self) -> strataflow::log::Digest {
+        strataflow::operators::operator::config_hash(&self.id(), "{}")
+    }
+    fn extract(
+        &self,
+        _: &strataflow::operators::operator::ExtractionInput<'_>,
+    ) -> Result<
+        strataflow::operators::operator::Extraction,
+        strataflow::operators::operator::OperatorError,
+    > {
+        Ok(strataflow::operators::operator::Extraction {
+            should_extract: false,
+            reason: "bench: summaries only".to_owned(),
+            events: Vec::new(),
+        })
+    }
+}
+
+/// A fresh directory holding the LoCoMo conversations (no derivation), the
+/// legacy profile beside the default one and, with `summaries`, every
+/// block's summary already derived. Returns the messages stored.
+fn operators_setup(dir: &Path, summaries: bool) -> (Memory, u64) {
+    use strataflow::operators::profile::Profile;
+    let mut memory = Memory::open(dir).expect("open the data directory");
+    memory.register_extractor(std::sync::Arc::new(NoEvents));
+    let legacy = Profile {
+        name: LEGACY.to_owned(),
+        ..Profile::legacy_default()
+    };
+    memory
+        .save_profile(&legacy)
+        .expect("save the legacy profile");
+    memory
+        .save_profile(&Profile {
+            name: SUMMARIES_ONLY.to_owned(),
+            extractor: "bench-no-events@1".to_owned(),
+            ..Profile::legacy_default()
+        })
+        .expect("save the summaries-only profile");
+    let mut options = memory.ingest_options().expect("default options");
+    options.operators = None;
+    options.durability = strataflow::log::Durability::Buffered;
+    let mut stored = 0;
+    for file in LOCOMO_FILES {
+        stored += memory
+            .default_tenant()
+            .import_locomo(Path::new(file), &options, OnInvalid::Refuse, &mut |_| {})
+            .expect("import LoCoMo")
+            .stored;
+    }
+    if summaries {
+        let stats = memory
+            .derive(Some(SUMMARIES_ONLY), &memory.derive_options(), &mut |_| {})
+            .expect("derive the summaries");
+        assert!(stats.summaries > 0 && stats.events == 0);
+    }
+    (memory, stored)
+}
+
+/// One derivation of `profile` (`None`: the directory's default) in a
+/// fresh directory set up by [`operators_setup`], recorded under `name`.
+fn time_operators_once(name: &'static str, profile: Option<&str>, summaries: bool) -> Duration {
+    let dir = fresh_dir();
+    let (memory, messages) = operators_setup(dir.path(), summaries);
+    // No fsync: the operators' CPU is what is compared, not the disk.
+    let options = strataflow::pipeline::derive::DeriveOptions {
+        durability: strataflow::log::Durability::Buffered,
+        ..memory.derive_options()
+    };
+    let cpu = process_cpu();
+    let start = Instant::now();
+    let stats = memory
+        .derive(profile, &options, &mut |_| {})
+        .expect("derive");
+    let took = start.elapsed();
+    let cpu = match (cpu, process_cpu()) {
+        (Some(a), Some(b)) => b.saturating_sub(a),
+        _ => took,
+    };
+    assert_eq!(stats.failed_runs, 0, "no operator run fails");
+    assert!(stats.events > 0, "the extractor did real work");
+    assert_eq!(stats.summaries > 0, !summaries);
+    black_box(stats);
+    OPERATOR_RUNS
+        .lock()
+        .unwrap()
+        .entry(name)
+        .or_default()
+        .push((cpu, took, messages));
+    took
+}
+
+/// `iters` pairs: the legacy profile and the default one, one after the
+/// other, in alternating order (so that a change of the machine's load
+/// weighs on both alike). Returns the time of both.
+fn time_operator_pairs(
+    names: (&'static str, &'static str),
+    summaries: bool,
+    iters: u64,
+) -> Duration {
+    let mut total = Duration::ZERO;
+    for i in 0..iters {
+        let legacy = || time_operators_once(names.0, Some(LEGACY), summaries);
+        let default = || time_operators_once(names.1, None, summaries);
+        total += if i % 2 == 0 {
+            legacy() + default()
+        } else {
+            default() + legacy()
+        };
+    }
+    total
+}
+
+fn bench_operators(c: &mut Criterion) {
+    let mut group = c.benchmark_group("operators");
+    group
+        .sampling_mode(SamplingMode::Flat)
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(1))
+        .measurement_time(Duration::from_secs(5));
+    group.bench_function("derive_legacy_then_default", |b| {
+        b.iter_custom(|iters| {
+            time_operator_pairs(("legacy_derive", "default_derive"), false, iters)
+        });
+    });
+    group.bench_function("extract_project_legacy_then_default", |b| {
+        b.iter_custom(|iters| {
+            time_operator_pairs(
+                ("legacy_extract_project", "default_extract_project"),
+                true,
+                iters,
+            )
+        });
+    });
+    group.finish();
+    print_operators_table();
+}
+
+fn print_operators_table() {
+    use strataflow::operators::profile::Profile;
+    let runs = OPERATOR_RUNS.lock().unwrap().clone();
+    // (CPU, wall) per message in microseconds, and iterations.
+    let per_message = |name: &str| -> Option<(f64, f64, usize)> {
+        let r = runs.get(name)?;
+        let messages: u64 = r.iter().map(|(_, _, m)| m).sum();
+        let cpu: Duration = r.iter().map(|(c, _, _)| *c).sum();
+        let wall: Duration = r.iter().map(|(_, w, _)| *w).sum();
+        let n = messages.max(1) as f64;
+        Some((
+            cpu.as_secs_f64() * 1e6 / n,
+            wall.as_secs_f64() * 1e6 / n,
+            r.len(),
+        ))
+    };
+    let ids = |p: &Profile| format!("{} + {}", p.extractor, p.projector);
+    let (legacy, default) = (Profile::legacy_default(), Profile::default_profile());
+    println!();
+    println!(
+        "operator versions on the LoCoMo conversations (legacy: {}; default: {})",
+        ids(&legacy),
+        ids(&default)
+    );
+    println!(
+        "  {:<26} {:>16} {:>16} {:>11}",
+        "benchmark", "CPU us/message", "wall us/message", "iterations"
+    );
+    for name in [
+        "legacy_derive",
+        "default_derive",
+        "legacy_extract_project",
+        "default_extract_project",
+    ] {
+        if let Some((cpu, wall, n)) = per_message(name) {
+            println!("  {name:<26} {cpu:>16.1} {wall:>16.1} {n:>11}");
+        }
+    }
+    for (what, old, new) in [
+        ("whole derivation", "legacy_derive", "default_derive"),
+        (
+            "extraction + projection",
+            "legacy_extract_project",
+            "default_extract_project",
+        ),
+    ] {
+        if let (Some(a), Some(b)) = (per_message(old), per_message(new)) {
+            println!(
+                "  {what}: CPU per message default / legacy = {:.3} (wall {:.3}; target <= 1.2)",
+                b.0 / a.0.max(1e-9),
+                b.1 / a.1.max(1e-9)
+            );
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
 // Report
 
 fn median(mut v: Vec<f64>) -> Option<f64> {
@@ -361,5 +633,5 @@ fn bench_backfill(c: &mut Criterion) {
     print_table(n, threads);
 }
 
-criterion_group!(benches, bench_backfill);
+criterion_group!(benches, bench_backfill, bench_operators);
 criterion_main!(benches);

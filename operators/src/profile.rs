@@ -15,6 +15,21 @@ use crate::summarizer::HeuristicSummarizer;
 /// Name of the profile every data directory starts with.
 pub const DEFAULT_PROFILE: &str = "default";
 
+/// Summarizer of the profile a new data directory records as its default
+/// ([`Profile::default_profile`]).
+pub const DEFAULT_SUMMARIZER: &str = "heuristic-summarizer@1";
+/// Extractor of the profile a new data directory records as its default.
+pub const DEFAULT_EXTRACTOR: &str = "heuristic-extractor@5";
+/// Projector of the profile a new data directory records as its default.
+pub const DEFAULT_PROJECTOR: &str = "heuristic-projector@4";
+
+/// Summarizer of the legacy default profile ([`Profile::legacy_default`]).
+pub const LEGACY_SUMMARIZER: &str = "heuristic-summarizer@1";
+/// Extractor of the legacy default profile.
+pub const LEGACY_EXTRACTOR: &str = "heuristic-extractor@1";
+/// Projector of the legacy default profile.
+pub const LEGACY_PROJECTOR: &str = "heuristic-projector@1";
+
 /// A named choice of operators.
 #[derive(Clone, PartialEq, Eq, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Profile {
@@ -72,13 +87,29 @@ impl Profile {
             .any(|id| is_model_backed(id))
     }
 
-    /// The embedded heuristics, under the default name.
+    /// The profile `default` a new data directory records when it is
+    /// created (the first open of an empty log): the newest embedded
+    /// heuristics ([`DEFAULT_SUMMARIZER`], [`DEFAULT_EXTRACTOR`],
+    /// [`DEFAULT_PROJECTOR`]).
     pub fn default_profile() -> Self {
+        Self::heuristics(DEFAULT_SUMMARIZER, DEFAULT_EXTRACTOR, DEFAULT_PROJECTOR)
+    }
+
+    /// The profile `default` of a data directory written by a build that
+    /// did not record it (records in the log, no stored `default`
+    /// profile): the first embedded heuristics ([`LEGACY_SUMMARIZER`],
+    /// [`LEGACY_EXTRACTOR`], [`LEGACY_PROJECTOR`]), which those builds
+    /// derived with. Never changes: it keeps such a directory's outputs.
+    pub fn legacy_default() -> Self {
+        Self::heuristics(LEGACY_SUMMARIZER, LEGACY_EXTRACTOR, LEGACY_PROJECTOR)
+    }
+
+    fn heuristics(summarizer: &str, extractor: &str, projector: &str) -> Self {
         Self {
             name: DEFAULT_PROFILE.to_owned(),
-            summarizer: crate::summarizer::heuristic::id().to_string(),
-            extractor: crate::extractor::heuristic::id().to_string(),
-            projector: HeuristicProjector.id().to_string(),
+            summarizer: summarizer.to_owned(),
+            extractor: extractor.to_owned(),
+            projector: projector.to_owned(),
             model: None,
         }
     }
@@ -195,4 +226,50 @@ fn find<T: ?Sized>(
                 .collect::<Vec<_>>()
                 .join(", "),
         })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn the_default_and_legacy_profiles_resolve_to_builtin_operators() {
+        let registry = Registry::builtin();
+        for profile in [Profile::default_profile(), Profile::legacy_default()] {
+            let ops = registry.resolve(&profile).unwrap();
+            assert_eq!(ops.summarizer.id().to_string(), profile.summarizer);
+            assert_eq!(ops.extractor.id().to_string(), profile.extractor);
+            assert_eq!(ops.projector.id().to_string(), profile.projector);
+            assert_eq!(profile.name, DEFAULT_PROFILE);
+            assert!(!profile.uses_model());
+        }
+    }
+
+    #[test]
+    fn the_legacy_profile_is_the_first_heuristics() {
+        let legacy = Profile::legacy_default();
+        assert_eq!(
+            legacy.summarizer,
+            crate::summarizer::heuristic::id().to_string()
+        );
+        assert_eq!(
+            legacy.extractor,
+            crate::extractor::heuristic::id().to_string()
+        );
+        assert_eq!(legacy.projector, HeuristicProjector.id().to_string());
+        assert_eq!(
+            (
+                legacy.summarizer.as_str(),
+                legacy.extractor.as_str(),
+                legacy.projector.as_str()
+            ),
+            (
+                "heuristic-summarizer@1",
+                "heuristic-extractor@1",
+                "heuristic-projector@1"
+            )
+        );
+    }
 }

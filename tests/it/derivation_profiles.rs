@@ -39,6 +39,9 @@ fn a_second_profile_adds_only_what_differs() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path();
     let path = data_file("locomo/conv-30.json");
+    // `default` on the legacy operators, which `TimedOnly` wraps.
+    ok(data, &["init"]);
+    common::pin_legacy_default(data);
     ok(
         data,
         &["import", "locomo", path.to_str().unwrap(), "--quiet"],
@@ -51,7 +54,7 @@ fn a_second_profile_adds_only_what_differs() {
         .save_profile(&Profile {
             name: "timed".into(),
             extractor: "timed-only-extractor@1".into(),
-            ..Profile::default_profile()
+            ..Profile::legacy_default()
         })
         .unwrap();
     let stats = memory

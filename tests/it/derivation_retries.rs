@@ -201,5 +201,8 @@ fn a_failing_default_profile_shows_in_the_cli_status() {
     );
     let out = ok(&data, &["status"]);
     assert!(out.contains("15 of 15 blocks ready"), "{out}");
-    assert!(out.contains("heuristic-extractor@1"), "{out}");
+    assert!(
+        out.contains(strataflow::operators::profile::DEFAULT_EXTRACTOR),
+        "{out}"
+    );
 }

@@ -41,6 +41,8 @@ fn diff_reports_graph_edges_added_and_closed_with_their_messages() {
     let data = dir.path().join("data");
     let file = fixture(dir.path());
     ok(&data, &["init", "--block-turns", "2"]);
+    // `default` on the version 1s, so that v2 differs by its extractor only.
+    common::pin_legacy_default(&data);
     ok(&data, &["ingest", file.to_str().unwrap(), "--quiet"]);
     ok(
         &data,

@@ -16,14 +16,15 @@ fn events(data: &std::path::Path) -> Vec<serde_json::Value> {
         .expect("events list")
 }
 
-fn ingest_with(extractor: Option<&str>) -> (tempfile::TempDir, Vec<serde_json::Value>) {
+fn ingest_with(extractor: &str) -> (tempfile::TempDir, Vec<serde_json::Value>) {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path();
     ok(data, &["init"]);
-    if let Some(id) = extractor {
-        ok(data, &["profile", "create", "v4", "--extractor", id]);
-        ok(data, &["profile", "set-default", "v4"]);
-    }
+    ok(
+        data,
+        &["profile", "create", "chosen", "--extractor", extractor],
+    );
+    ok(data, &["profile", "set-default", "chosen"]);
     let sample = repo_file("examples/data/sample.jsonl");
     ok(data, &["ingest", sample.to_str().unwrap(), "--quiet"]);
     let all = events(data);
@@ -45,7 +46,7 @@ fn with_quote<'a>(all: &'a [serde_json::Value], part: &str) -> &'a serde_json::V
 
 #[test]
 fn sample_plans_resolve_to_may_2024_and_summaries_agree() {
-    let (_dir, v4) = ingest_with(Some("heuristic-extractor@4"));
+    let (_dir, v4) = ingest_with("heuristic-extractor@4");
     let sintra = with_quote(&v4, "Sintra day trip on Monday 20 May");
     assert_eq!(
         sintra["happened_start"].as_str(),
@@ -70,8 +71,9 @@ fn sample_plans_resolve_to_may_2024_and_summaries_agree() {
     });
     assert!(prefers, "no summary reads \"Ana prefers\"");
 
-    // The default profile (version 1) is unchanged: still 2023, "Ana prefer".
-    let (_dir1, v1) = ingest_with(None);
+    // Version 1 (the legacy default profile) is unchanged: still 2023,
+    // "Ana prefer".
+    let (_dir1, v1) = ingest_with("heuristic-extractor@1");
     let sintra = with_quote(&v1, "Sintra day trip on Monday 20 May");
     assert_eq!(
         sintra["happened_start"].as_str(),

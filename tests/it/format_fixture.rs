@@ -17,6 +17,23 @@ use std::path::{Path, PathBuf};
 
 use common::{ok, repo_file, run};
 use strataflow::log::{RecordKind, Store};
+use strataflow::operators::profile::{LEGACY_EXTRACTOR, LEGACY_PROJECTOR, LEGACY_SUMMARIZER};
+
+/// Pins the profile `default` of a new directory to the legacy operators
+/// (the `@1`s) the fixture and the first pinned outputs were derived with;
+/// a new directory otherwise records the newest ones
+/// (`tests/it/default_profile.rs`).
+const PIN_LEGACY: &[&str] = &[
+    "profile",
+    "create",
+    "default",
+    "--summarizer",
+    LEGACY_SUMMARIZER,
+    "--extractor",
+    LEGACY_EXTRACTOR,
+    "--projector",
+    LEGACY_PROJECTOR,
+];
 
 /// The checked-in directory.
 const FIXTURE: &str = "tests/fixtures/data-v1";
@@ -205,6 +222,10 @@ fn the_fixture_opens_audits_clean_and_keeps_its_ids_and_digests() {
 fn regenerate() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
+    // The fixture holds the legacy operators' outputs (written before a
+    // directory recorded its default profile, it stores none).
+    ok(&data, &["init"]);
+    ok(&data, PIN_LEGACY);
     let sample = repo_file("examples/data/sample.jsonl");
     ok(&data, &["ingest", sample.to_str().unwrap(), "--quiet"]);
     let memory = repo_file("tests/fixtures/external-memory/new-memory.json");
@@ -368,37 +389,52 @@ fn built(args: &[&[&str]]) -> (String, usize, Vec<(String, String, String)>) {
     (hasher.finalize().to_hex().to_string(), ids.len(), digests)
 }
 
+/// The commands that import the two LoCoMo conversations.
+const LOCOMO: &[&[&str]] = &[
+    &[
+        "import",
+        "locomo",
+        "@tests/data/locomo/conv-26.json",
+        "--quiet",
+    ],
+    &[
+        "import",
+        "locomo",
+        "@tests/data/locomo/conv-30.json",
+        "--quiet",
+    ],
+];
+
+/// The commands that write and ingest a generated archive.
+const GENERATED: &[&[&str]] = &[
+    &[
+        "gen",
+        "--messages",
+        "20000",
+        "--seed",
+        "7",
+        "-o",
+        "%gen.jsonl",
+    ],
+    &["ingest", "%gen.jsonl", "--quiet"],
+];
+
+/// `commands` after `init` and [`PIN_LEGACY`].
+fn legacy(commands: &[&'static [&'static str]]) -> Vec<&'static [&'static str]> {
+    let mut all: Vec<&[&str]> = vec![&["init"], PIN_LEGACY];
+    all.extend_from_slice(commands);
+    all
+}
+
 /// Record ids, counts and view digests of the two LoCoMo conversations and
-/// of a generated archive, pinned: a change of crates, modules or text
+/// of a generated archive under the legacy operators (pinned explicitly:
+/// these are the outputs every directory written before the default profile
+/// was recorded holds), pinned: a change of crates, modules or text
 /// analysis must leave every one of them as it is.
 #[test]
 fn outputs_on_locomo_and_a_generated_archive_are_pinned() {
-    let locomo = built(&[
-        &[
-            "import",
-            "locomo",
-            "@tests/data/locomo/conv-26.json",
-            "--quiet",
-        ],
-        &[
-            "import",
-            "locomo",
-            "@tests/data/locomo/conv-30.json",
-            "--quiet",
-        ],
-    ]);
-    let generated = built(&[
-        &[
-            "gen",
-            "--messages",
-            "20000",
-            "--seed",
-            "7",
-            "-o",
-            "%gen.jsonl",
-        ],
-        &["ingest", "%gen.jsonl", "--quiet"],
-    ]);
+    let locomo = built(&legacy(LOCOMO));
+    let generated = built(&legacy(GENERATED));
     println!("locomo: {locomo:?}\ngenerated: {generated:?}");
     // Per-kind counts are covered by the id hash (it changes with any record).
     assert_eq!(locomo.0, PINNED_LOCOMO.0);
@@ -466,6 +502,144 @@ const PINNED_GENERATED: (&str, usize, &[(&str, &str)]) = (
         (
             "search",
             "396d74b21401453683afe040b0fac2dac91c441841543c3975aff1b94027ec4f",
+        ),
+    ],
+);
+
+/// Pinned outputs: (blake3 of the record ids in order, records, (view,
+/// digest) per view).
+type Pinned = (&'static str, usize, &'static [(&'static str, &'static str)]);
+
+/// What [`built`] returns.
+type Built = (String, usize, Vec<(String, String, String)>);
+
+/// The (view, digest) pairs of what [`built`] returned.
+fn built_views(built: &Built) -> Vec<(String, String)> {
+    built
+        .2
+        .iter()
+        .map(|(v, _, d)| (v.clone(), d.clone()))
+        .collect()
+}
+
+/// Asserts what [`built`] returned equals `pinned`.
+fn check_pinned(name: &str, built: &Built, pinned: Pinned) {
+    let views = built_views(built);
+    assert_eq!(built.0, pinned.0, "{name}: record ids");
+    assert_eq!(built.1, pinned.1, "{name}: records");
+    let want: Vec<(String, String)> = pinned
+        .2
+        .iter()
+        .map(|(v, d)| ((*v).to_owned(), (*d).to_owned()))
+        .collect();
+    assert_eq!(views, want, "{name}: view digests");
+}
+
+/// Record ids, counts and view digests of the sample, the two LoCoMo
+/// conversations and a generated archive in new directories, under the
+/// profile `default` a new directory records (the newest embedded
+/// operators, `Profile::default_profile`). They change only when that
+/// profile does, on purpose: then run
+/// `cargo test --test it format_fixture::outputs_under -- --nocapture`
+/// and paste the printed constants.
+#[test]
+fn outputs_under_the_default_profile_of_a_new_directory_are_pinned() {
+    let sample = built(&[&["ingest", "@examples/data/sample.jsonl", "--quiet"]]);
+    let locomo = built(LOCOMO);
+    let generated = built(GENERATED);
+    // In the form of the constants, to paste when they change on purpose.
+    for (name, b) in [
+        ("DEFAULT_SAMPLE", &sample),
+        ("DEFAULT_LOCOMO", &locomo),
+        ("DEFAULT_GENERATED", &generated),
+    ] {
+        println!(
+            "const {name}: Pinned = ({:?}, {}, &{:?});",
+            b.0,
+            b.1,
+            built_views(b)
+        );
+    }
+    check_pinned("DEFAULT_SAMPLE", &sample, DEFAULT_SAMPLE);
+    check_pinned("DEFAULT_LOCOMO", &locomo, DEFAULT_LOCOMO);
+    check_pinned("DEFAULT_GENERATED", &generated, DEFAULT_GENERATED);
+}
+
+const DEFAULT_SAMPLE: Pinned = (
+    "33fe70cc5c20eb93416a072c24492a84f684751a542b347c11eb511ed2c6090a",
+    177,
+    &[
+        (
+            "graph_membership",
+            "4cc7476aa7db4010d68c1dbef7de9f60941ccb32c16c10f3473b7719c027b9a5",
+        ),
+        (
+            "block_levels",
+            "b1f074ab454de187be17656478f480ae67b1894d2146dd2fe96c071c430dbb26",
+        ),
+        (
+            "event_status",
+            "ede68f27cdccf629cc137fa312466b618462444233a06f3943fafd4d9e5a98ee",
+        ),
+        (
+            "weights",
+            "90e4c64141d6d658e4c4d9c183e223a700ca2edef11e04871bb7ae42d0e67f4c",
+        ),
+        (
+            "search",
+            "e43e92a46a8318f59525d8f0c10044b68f04f81c8157accc8f571c8bd9ece5c0",
+        ),
+    ],
+);
+const DEFAULT_LOCOMO: Pinned = (
+    "9d8958b89fa56326cf74fa9640e17a786f65c4122e9ea62c346c7591d19c559f",
+    1485,
+    &[
+        (
+            "graph_membership",
+            "f11fe2ee55c77c44772d62815a86421698a5cd8827051df26008949665ecbbbc",
+        ),
+        (
+            "block_levels",
+            "090c000e3fd6300ab725b8ca457eb504d16b6fba66ba07f94305227c43db717a",
+        ),
+        (
+            "event_status",
+            "16a40a9b56c0957efe1c61a213702c5649d5e2eb3c0b80456af1dea45d8cea52",
+        ),
+        (
+            "weights",
+            "d85e4b3bb97c4dcfedd7767dd17fe1bbc8cadf97d6f6457803ac67fce833d0ef",
+        ),
+        (
+            "search",
+            "6826063f2028d34d5ab39ef8e2831814884a79a9118b2d66590dfb3a6ca73288",
+        ),
+    ],
+);
+const DEFAULT_GENERATED: Pinned = (
+    "0eb1d9fb1659b7e4ae7cd2481050687371a77e5290740aad55f4f4f9bae601d0",
+    36729,
+    &[
+        (
+            "graph_membership",
+            "0316c43aa99a7808e70a3653ac772bbb2f113efc37ebef157d30e2468116eb50",
+        ),
+        (
+            "block_levels",
+            "7b9b437ec19ebfcfc392715663f0a7baac397469e00ebbde184cc16299296308",
+        ),
+        (
+            "event_status",
+            "135d082ac764e4bda4e2e777b198f2e7ebd21af5b514f999db18b6334dbd1029",
+        ),
+        (
+            "weights",
+            "acd444005147623b6216f09a94caa16cead506e6142e0638b9c1b350293407a5",
+        ),
+        (
+            "search",
+            "2106ef44eedb411b4344fc4bc087df4b4cc0e3e0a3b8e0998fd8e706edfbe702",
         ),
     ],
 );

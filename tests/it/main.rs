@@ -14,6 +14,7 @@ mod blocks_cover_every_message;
 mod cli_arguments;
 mod crash_pipeline_points;
 mod crash_resume;
+mod default_profile;
 mod derivation_locomo;
 mod derivation_profiles;
 mod derivation_retries;

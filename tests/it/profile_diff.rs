@@ -12,6 +12,9 @@ fn diff_of_heuristic_v1_and_v2_lists_the_differing_events() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path();
     let file = data_file("locomo/conv-26.json");
+    // `default` on the version 1s, the versions compared with.
+    ok(data, &["init"]);
+    common::pin_legacy_default(data);
     ok(
         data,
         &["import", "locomo", file.to_str().unwrap(), "--quiet"],

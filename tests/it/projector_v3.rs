@@ -38,6 +38,9 @@ fn conv26_on_v3_holds_many_more_facts_about_caroline_than_v1() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path();
     let path = data_file("locomo/conv-26.json");
+    // `default` on the version 1s, the versions compared with.
+    ok(data, &["init"]);
+    common::pin_legacy_default(data);
     ok(
         data,
         &["import", "locomo", path.to_str().unwrap(), "--quiet"],

@@ -1,8 +1,9 @@
 //! Operator versions on the shared sentence splitter (`strataflow-text`):
 //! a profile with `heuristic-summarizer@2`, `heuristic-extractor@3` and
 //! `heuristic-projector@2` keeps "my mentor Dr. Patel" in one sentence and
-//! so finds the `mentor` edge to Patel, which the default profile (frozen
-//! `heuristic-projector@1`, which ends a sentence at "Dr.") does not.
+//! so finds the `mentor` edge to Patel, which the legacy default profile
+//! (frozen `heuristic-projector@1`, which ends a sentence at "Dr.") does
+//! not.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 use crate::common;
@@ -44,6 +45,8 @@ fn shared_splitter_profile_keeps_dr_patel_whole_and_default_does_not() {
     let data = dir.path().join("data");
     let file = fixture(dir.path());
     ok(&data, &["init", "--block-turns", "1"]);
+    // `default` on the frozen version 1s, the versions compared with.
+    common::pin_legacy_default(&data);
     ok(&data, &["ingest", file.to_str().unwrap(), "--quiet"]);
     ok(
         &data,

@@ -24,6 +24,27 @@ fn profile_key(name: &str) -> String {
     format!("profile/{name}")
 }
 
+/// Records the profile `default` of a new data directory: on the first
+/// open of an empty log with no stored `default`, the newest embedded
+/// operators ([`Profile::default_profile`]) are stored under
+/// `profile/default`. A directory with records and no stored `default` was
+/// written by an earlier build and keeps [`Profile::legacy_default`]; one
+/// whose `default` was stored (by this rule or `profile create default`)
+/// keeps it.
+pub(super) fn record_default_profile(store: &strataflow_log::Store) -> Result<(), MemoryError> {
+    let key = profile_key(DEFAULT_PROFILE);
+    if store.last_seq()?.is_some() || store.config(&key)?.is_some() {
+        return Ok(());
+    }
+    let profile = Profile::default_profile();
+    let text = serde_json::to_string(&profile).map_err(|source| ProfileError::Encode {
+        name: profile.name.clone(),
+        source,
+    })?;
+    store.set_config(&key, &text)?;
+    Ok(())
+}
+
 /// Refuses a profile name longer than the log's name limit before it
 /// becomes a store key.
 fn check_profile_name(name: &str) -> Result<(), MemoryError> {
@@ -137,7 +158,10 @@ pub struct DerivationStatus {
 }
 
 impl Memory {
-    /// The default profile of this directory (created on first open).
+    /// The default profile of this directory: the one `profile set-default`
+    /// named, else `default` (recorded when the directory was created, see
+    /// [`record_default_profile`]; legacy for a directory of an earlier
+    /// build).
     pub fn default_profile(&self) -> Result<Profile, MemoryError> {
         let name = self
             .store
@@ -157,7 +181,10 @@ impl Memory {
                 }
                 .into()
             }),
-            None if name == DEFAULT_PROFILE => Ok(Profile::default_profile()),
+            // Every directory this build created recorded its `default`
+            // ([`record_default_profile`]): one without it was written by
+            // an earlier build, which derived with the legacy operators.
+            None if name == DEFAULT_PROFILE => Ok(Profile::legacy_default()),
             None => Err(ProfileError::NotFound {
                 name: name.to_owned(),
             }

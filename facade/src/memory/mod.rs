@@ -264,6 +264,7 @@ impl Memory {
                 turns
             }
         };
+        derivation::record_default_profile(&store)?;
         Ok(Self {
             store: std::sync::Arc::new(store),
             sealer: Sealer::new(turns),

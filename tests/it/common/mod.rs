@@ -30,6 +30,28 @@ pub fn ok(data: &Path, args: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// Pins the profile `default` of the data directory `data` (made by
+/// `init`, still without records) to the legacy operators
+/// (`Profile::legacy_default`, the `@1`s), for a test that compares other
+/// versions with them: a new directory otherwise records the newest ones.
+pub fn pin_legacy_default(data: &Path) {
+    use strataflow::operators::profile::{LEGACY_EXTRACTOR, LEGACY_PROJECTOR, LEGACY_SUMMARIZER};
+    ok(
+        data,
+        &[
+            "profile",
+            "create",
+            "default",
+            "--summarizer",
+            LEGACY_SUMMARIZER,
+            "--extractor",
+            LEGACY_EXTRACTOR,
+            "--projector",
+            LEGACY_PROJECTOR,
+        ],
+    );
+}
+
 /// `stats --json` as a JSON value.
 pub fn stats(data: &Path) -> serde_json::Value {
     serde_json::from_str(&ok(data, &["stats", "--json"])).unwrap()
