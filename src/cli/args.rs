@@ -710,8 +710,8 @@ pub enum EvalCommand {
         /// Evaluate the graph instead: coverage of the files' `session_N_observation` and grounded share, per projector version.
         #[arg(long, conflicts_with = "budgets")]
         graph: bool,
-        /// With --graph: a projector version to compare beside the default one (repeat; default `heuristic-projector@3` and `@4`).
-        #[arg(long = "projector", value_name = "ID", requires = "graph")]
+        /// Derive with this projector instead of the default; with --graph: a projector version to compare beside the default one (repeat; default `heuristic-projector@3` and `@4`).
+        #[arg(long = "projector", value_name = "ID")]
         projectors: Vec<String>,
         /// Print JSON.
         #[arg(long)]

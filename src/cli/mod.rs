@@ -606,10 +606,17 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 )?;
                 render::eval_graph(&mut out, &report, json)?;
             } else {
+                if projectors.len() > 1 {
+                    return Err(Failure {
+                        message: "--projector: give one without --graph (it derives with it); repeat it only with --graph".into(),
+                        status: 2,
+                    });
+                }
                 let report = strataflow::eval::locomo::evaluate_with(
                     &files,
                     &budgets,
                     extractor.as_deref(),
+                    projectors.first().map(String::as_str),
                 )?;
                 render::eval(&mut out, &report, json)?;
             }

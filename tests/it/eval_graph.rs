@@ -65,8 +65,8 @@ fn conv_26_reports_both_projector_versions_per_conversation_and_overall() {
     for rows in [&conversations[0]["versions"], &report["overall"]] {
         let rows = rows.as_array().unwrap();
         assert_eq!(rows.len(), versions.len());
-        for (row, version) in rows.iter().zip(versions) {
-            assert_eq!(row["projector"], version);
+        for (row, version) in rows.iter().zip(&versions) {
+            assert_eq!(row["projector"], *version);
             check_row(row);
             // conv-26's annotators recorded 184 observations of Caroline and Melanie.
             assert_eq!(row["observations"], 184);
@@ -135,6 +135,8 @@ fn each_version_is_scored_on_its_own_graph() {
             "locomo",
             file.to_str().unwrap(),
             "--graph",
+            "--projector",
+            "heuristic-projector@1",
             "--projector",
             "heuristic-projector@2",
             "--json",
@@ -211,8 +213,12 @@ fn bad_observations_and_projectors_are_refused() {
             "locomo",
             file.to_str().unwrap(),
             "--projector",
+            "heuristic-projector@1",
+            "--projector",
             "heuristic-projector@2",
         ],
     );
+    // Without --graph, one projector derives; two are a usage error.
     assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--projector"));
 }

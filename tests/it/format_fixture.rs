@@ -566,12 +566,12 @@ fn outputs_under_the_default_profile_of_a_new_directory_are_pinned() {
 }
 
 const DEFAULT_SAMPLE: Pinned = (
-    "33fe70cc5c20eb93416a072c24492a84f684751a542b347c11eb511ed2c6090a",
-    177,
+    "ceb1cdfc4a76f6070f4b9bd5597a64263c888be17b18a7927fe42e7a6d489f2e",
+    192,
     &[
         (
             "graph_membership",
-            "4cc7476aa7db4010d68c1dbef7de9f60941ccb32c16c10f3473b7719c027b9a5",
+            "8fae7ae8261b579ee92ed1e44b805feb8371d45e163a72d5b89ec3ce0cf8e845",
         ),
         (
             "block_levels",
@@ -579,25 +579,25 @@ const DEFAULT_SAMPLE: Pinned = (
         ),
         (
             "event_status",
-            "ede68f27cdccf629cc137fa312466b618462444233a06f3943fafd4d9e5a98ee",
+            "8d6c7173645ac559a1244c24765fdd0e348a21887031d6163b5acd3ae208bd5a",
         ),
         (
             "weights",
-            "90e4c64141d6d658e4c4d9c183e223a700ca2edef11e04871bb7ae42d0e67f4c",
+            "93a2157964014d638fc94e6c3a0ec9964104976069134bd4ab0550b149971e6b",
         ),
         (
             "search",
-            "e43e92a46a8318f59525d8f0c10044b68f04f81c8157accc8f571c8bd9ece5c0",
+            "3a8d4d2f086f976f78e69c337859765003fce3d76b3b022982aaa0d670215fce",
         ),
     ],
 );
 const DEFAULT_LOCOMO: Pinned = (
-    "9d8958b89fa56326cf74fa9640e17a786f65c4122e9ea62c346c7591d19c559f",
-    1485,
+    "b51877669f28a4b120dfbcca9ca07c28455cc43fd3fb720815efd0760a04190e",
+    1578,
     &[
         (
             "graph_membership",
-            "f11fe2ee55c77c44772d62815a86421698a5cd8827051df26008949665ecbbbc",
+            "ee9a4c0b3936a37b701c5715e1cf411195c881bcb08060b52a6936ffc936bbb4",
         ),
         (
             "block_levels",
@@ -605,25 +605,25 @@ const DEFAULT_LOCOMO: Pinned = (
         ),
         (
             "event_status",
-            "16a40a9b56c0957efe1c61a213702c5649d5e2eb3c0b80456af1dea45d8cea52",
+            "a13fa50cc0cdd3c818ed891fc852064cb1795037869a06bea1b503a43cf03249",
         ),
         (
             "weights",
-            "d85e4b3bb97c4dcfedd7767dd17fe1bbc8cadf97d6f6457803ac67fce833d0ef",
+            "0d965d89aec88992106ab5a1b424f5847e4d57e03a2e9a70949f3d3b966f0bc5",
         ),
         (
             "search",
-            "6826063f2028d34d5ab39ef8e2831814884a79a9118b2d66590dfb3a6ca73288",
+            "1a2e4825351eecad14f002184a176287be03aa9d5ee14710502a853bd5a7df94",
         ),
     ],
 );
 const DEFAULT_GENERATED: Pinned = (
-    "0eb1d9fb1659b7e4ae7cd2481050687371a77e5290740aad55f4f4f9bae601d0",
-    36729,
+    "a87cdbe8d490ec6eba597f52fb72292a8b45c193c9e0c9eda826e331942dfa0a",
+    38552,
     &[
         (
             "graph_membership",
-            "0316c43aa99a7808e70a3653ac772bbb2f113efc37ebef157d30e2468116eb50",
+            "6307bdcade07c1c1770debcb7a24f10ddd3011f69c42f2f4b39072b9339cb7ca",
         ),
         (
             "block_levels",
@@ -631,15 +631,15 @@ const DEFAULT_GENERATED: Pinned = (
         ),
         (
             "event_status",
-            "135d082ac764e4bda4e2e777b198f2e7ebd21af5b514f999db18b6334dbd1029",
+            "624569c8840a5f013ca246c52563d2ca92f6ad3ec1f1ec8a65b48846cb4e010a",
         ),
         (
             "weights",
-            "acd444005147623b6216f09a94caa16cead506e6142e0638b9c1b350293407a5",
+            "61fd4a530d905f665a3721bf0e102308164bd4c6dffebd5a0e3b74e00c75c8fa",
         ),
         (
             "search",
-            "2106ef44eedb411b4344fc4bc087df4b4cc0e3e0a3b8e0998fd8e706edfbe702",
+            "ba3ca504ef5e1c7d90fc1e7bc25757381c61f65e4896a1b4ad5f0aa22d5eb14a",
         ),
     ],
 );

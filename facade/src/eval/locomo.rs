@@ -100,27 +100,33 @@ struct BudgetTally {
 
 /// Runs the evaluation with the built-in default operators.
 pub fn evaluate(files: &[PathBuf], budgets: &[usize]) -> Result<EvalReport, EvalError> {
-    evaluate_with(files, budgets, None)
+    evaluate_with(files, budgets, None, None)
 }
 
-/// Runs the evaluation; with `extractor` (an operator id such as
-/// `heuristic-extractor@2`), each temporary directory derives with that
-/// extractor instead of the default one.
+/// Runs the evaluation; with `extractor` or `projector` (operator ids such
+/// as `heuristic-extractor@2`), each temporary directory derives with that
+/// operator instead of the default profile's.
 pub fn evaluate_with(
     files: &[PathBuf],
     budgets: &[usize],
     extractor: Option<&str>,
+    projector: Option<&str>,
 ) -> Result<EvalReport, EvalError> {
     let mut tallies: Vec<BudgetTally> = budgets.iter().map(|_| BudgetTally::default()).collect();
     for file in files {
         let dir = tempfile::tempdir().map_err(EvalError::TempDir)?;
         let memory = Memory::open(dir.path())?;
-        if let Some(id) = extractor {
-            let profile = strataflow_operators::profile::Profile {
+        if extractor.is_some() || projector.is_some() {
+            let mut profile = strataflow_operators::profile::Profile {
                 name: "eval".into(),
-                extractor: id.to_owned(),
                 ..strataflow_operators::profile::Profile::default_profile()
             };
+            if let Some(id) = extractor {
+                id.clone_into(&mut profile.extractor);
+            }
+            if let Some(id) = projector {
+                id.clone_into(&mut profile.projector);
+            }
             memory.save_profile(&profile)?;
             memory.set_default_profile("eval")?;
         }

@@ -239,6 +239,10 @@ impl SearchPass {
     }
 }
 
+/// Facts a node hit shows at most in a fused search (`search all`): those
+/// sharing a word with the query, best first.
+const FUSED_NODE_FACTS: usize = 3;
+
 /// Name of the persisted search view (the first part of its key).
 pub const SEARCH_VIEW: &str = "search";
 
@@ -1022,7 +1026,9 @@ impl Searcher {
                 }
                 // A hit whose messages are all stated by earlier hits adds
                 // nothing but words: the raw message behind an event, or an
-                // event already quoted.
+                // event already quoted. A node's facts do not state their
+                // messages (`painted: lake sunrise` is not what was said),
+                // so a node never covers them for later hits.
                 let mut fused: Vec<SearchHit> = Vec::new();
                 let mut covered: Vec<String> = Vec::new();
                 for (reference, score) in rrf(&rankings, RRF_K) {
@@ -1032,7 +1038,9 @@ impl Searcher {
                         if !new {
                             continue;
                         }
-                        covered.extend(h.source_messages.iter().cloned());
+                        if h.kind != "node" {
+                            covered.extend(h.source_messages.iter().cloned());
+                        }
                         h.score = score;
                         fused.push(h);
                     }
@@ -1131,6 +1139,12 @@ impl Searcher {
                         .is_some_and(|d| !d.status.is_hidden() && f.query.matches(&d.event))
                 })
         };
+        let query_words: std::collections::BTreeSet<String> = tokens(&r.query)
+            .into_iter()
+            .filter(|w| {
+                !strataflow_operators::text::is_stop_word(w.strip_prefix("word:").unwrap_or(w))
+            })
+            .collect();
         let mut out = Vec::new();
         for hit in self.graph_index.search(&r.query, limit.unwrap_or(8)) {
             // In a fused search, a node matched only by its name (the person
@@ -1155,11 +1169,37 @@ impl Searcher {
             if f.any && current.is_empty() {
                 continue;
             }
-            // Facts in order until the text would pass 300 characters; the
-            // hit cites exactly the messages behind the facts it shows.
+            // The facts that share the most words with the query first (in
+            // a fused search only those, at most three: a person node can
+            // hold hundreds of facts, and the others would spend the
+            // budget on what the question does not ask), then in order,
+            // until the text would pass 300 characters; the hit cites
+            // exactly the messages behind the facts it shows.
+            let mut ranked: Vec<(usize, &&strataflow_materializers::graph_state::FactState)> =
+                current
+                    .iter()
+                    .map(|fact| {
+                        let words: std::collections::BTreeSet<String> =
+                            tokens(&format!("{} {}", fact.key, fact.values.join(" ")))
+                                .into_iter()
+                                .collect();
+                        (
+                            query_words.iter().filter(|w| words.contains(*w)).count(),
+                            fact,
+                        )
+                    })
+                    .collect();
+            ranked.sort_by_key(|(overlap, _)| std::cmp::Reverse(*overlap));
+            if about {
+                ranked.retain(|(overlap, _)| *overlap > 0);
+                ranked.truncate(FUSED_NODE_FACTS);
+                if ranked.is_empty() {
+                    continue;
+                }
+            }
             let mut text = format!("{} ({:?}):", node.name, node.node_type);
             let mut shown: Vec<RecordId> = Vec::new();
-            for fact in &current {
+            for (_, fact) in &ranked {
                 let line = format!(" {}: {};", fact.key, fact.values.join(", "));
                 if text.chars().count() + line.chars().count() > 300 {
                     break;
