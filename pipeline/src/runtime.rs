@@ -33,8 +33,9 @@
 //!   stored messages, reloads thread state from the heads, and derives any
 //!   block a failure left underived.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crossbeam_channel::{Receiver, Sender, bounded, unbounded};
 use strataflow_log::envelope::Encoded;
@@ -52,6 +53,33 @@ pub const CHUNK_MESSAGES: usize = 512;
 
 /// Chunks each worker may have queued.
 const QUEUED_CHUNKS: usize = 4;
+
+/// A worker drops the state of a thread it has not seen for this many
+/// chunks once the writer has committed everything the thread produced;
+/// the thread is loaded again from the log (as a resumed run loads it) if
+/// it comes back. Memory is then O(threads of the latest chunks), not
+/// O(threads of the run): 64 chunks are 32,768 messages, so a thread of an
+/// archive interleaving 20,000 threads is never dropped between two of its
+/// messages.
+const IDLE_CHUNKS: u64 = 64;
+
+/// Chunks between two sweeps of idle thread states.
+const SWEEP_EVERY: u64 = 16;
+
+/// The sizes behind ordering and thread-state retention (the constants
+/// above; tests shrink them).
+#[derive(Clone, Copy)]
+struct Tuning {
+    chunk_messages: usize,
+    idle_chunks: u64,
+    sweep_every: u64,
+}
+
+const TUNING: Tuning = Tuning {
+    chunk_messages: CHUNK_MESSAGES,
+    idle_chunks: IDLE_CHUNKS,
+    sweep_every: SWEEP_EVERY,
+};
 
 /// Settings of a runtime run.
 #[derive(Clone)]
@@ -89,6 +117,7 @@ struct Done {
 /// the input, rejects), merged with the writer's into every progress report.
 pub struct Feeder<'p> {
     workers: Vec<Sender<Part>>,
+    chunk_messages: usize,
     chunk: u64,
     index: u32,
     current: Vec<Vec<(u32, MessageInput)>>,
@@ -108,7 +137,7 @@ impl Feeder<'_> {
             part.push((self.index, input));
         }
         self.index += 1;
-        if self.index as usize >= CHUNK_MESSAGES {
+        if self.index as usize >= self.chunk_messages {
             self.send()?;
             self.report();
         }
@@ -160,8 +189,23 @@ pub fn run<E: From<IngestError>>(
     progress: &mut dyn FnMut(&IngestStats),
     feed: impl FnOnce(&mut Feeder<'_>) -> Result<(), E>,
 ) -> Result<IngestStats, E> {
+    run_tuned(store, options, TUNING, progress, feed).map(|(stats, _)| stats)
+}
+
+/// [`run`] with the given sizes; also returns how many thread states the
+/// workers dropped.
+fn run_tuned<E: From<IngestError>>(
+    store: &Store,
+    options: &RuntimeOptions,
+    tuning: Tuning,
+    progress: &mut dyn FnMut(&IngestStats),
+    feed: impl FnOnce(&mut Feeder<'_>) -> Result<(), E>,
+) -> Result<(IngestStats, u64), E> {
     let workers = options.workers.max(1);
     let options = Arc::new(options.clone());
+    // Chunks below this are in the log (set by the writer after a commit).
+    let committed = AtomicU64::new(0);
+    let committed = &committed;
     std::thread::scope(|scope| {
         let spawn_failed = |e: std::io::Error| IngestError::Worker(WorkerFailure::Spawn(e));
         let (done_tx, done_rx) = bounded::<Done>(QUEUED_CHUNKS * workers);
@@ -176,7 +220,9 @@ pub fn run<E: From<IngestError>>(
             handles.push(
                 std::thread::Builder::new()
                     .name(format!("strataflow-worker-{w}"))
-                    .spawn_scoped(scope, move || worker(store, &options, &rx, &done_tx))
+                    .spawn_scoped(scope, move || {
+                        worker(store, &options, tuning, &rx, &done_tx, committed)
+                    })
                     .map_err(spawn_failed)?,
             );
         }
@@ -185,12 +231,20 @@ pub fn run<E: From<IngestError>>(
         let writer = std::thread::Builder::new()
             .name("strataflow-writer".into())
             .spawn_scoped(scope, move || {
-                writer(store, &writer_options, workers, &done_rx, &update_tx)
+                writer(
+                    store,
+                    &writer_options,
+                    workers,
+                    &done_rx,
+                    &update_tx,
+                    committed,
+                )
             })
             .map_err(spawn_failed)?;
 
         let mut feeder = Feeder {
             workers: senders,
+            chunk_messages: tuning.chunk_messages.max(1),
             chunk: 0,
             index: 0,
             current: (0..workers).map(|_| Vec::new()).collect(),
@@ -214,9 +268,10 @@ pub fn run<E: From<IngestError>>(
             progress(&stats.merged(&reader));
         }
         let mut failure: Option<IngestError> = None;
+        let mut dropped = 0;
         for h in handles {
             match h.join() {
-                Ok(Ok(())) => {}
+                Ok(Ok(n)) => dropped += n,
                 Ok(Err(e)) => {
                     failure.get_or_insert(e);
                 }
@@ -241,7 +296,7 @@ pub fn run<E: From<IngestError>>(
         };
         fed?;
         flushed?;
-        Ok(stats.merged(&reader))
+        Ok((stats.merged(&reader), dropped))
     })
 }
 
@@ -263,15 +318,23 @@ pub fn partition(tenant: &str, thread: &str, workers: usize) -> usize {
 fn worker(
     store: &Store,
     options: &RuntimeOptions,
+    tuning: Tuning,
     parts: &Receiver<Part>,
     done: &Sender<Done>,
-) -> Result<(), IngestError> {
-    let mut threads: HashMap<(String, String), ThreadState> = HashMap::new();
+    committed: &AtomicU64,
+) -> Result<u64, IngestError> {
+    // Each thread's state and the last chunk that touched it.
+    let mut threads: HashMap<(String, String), (ThreadState, u64)> = HashMap::new();
+    // Threads whose state was dropped (by key hash): loading one again is
+    // no new thread of the run.
+    let mut dropped: HashSet<u128> = HashSet::new();
+    let mut dropped_states = 0u64;
     let operators = options.operators.as_ref();
     for part in parts {
         let _span = tracing::debug_span!("worker", chunk = part.chunk).entered();
+        let chunk = part.chunk;
         let mut out = Done {
-            chunk: part.chunk,
+            chunk,
             outputs: Vec::with_capacity(part.items.len()),
             threads: 0,
             failed_runs: 0,
@@ -279,7 +342,7 @@ fn worker(
         for (index, input) in part.items {
             let key = (input.tenant.clone(), input.thread.clone());
             let mut records = Vec::new();
-            let state = match threads.entry(key) {
+            let (state, last) = match threads.entry(key) {
                 std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
                 std::collections::hash_map::Entry::Vacant(e) => {
                     let mut state =
@@ -287,10 +350,13 @@ fn worker(
                     let loaded = state.seal_loaded(&options.sealer, operators)?;
                     out.failed_runs += loaded.failed_runs;
                     records.extend(loaded.records);
-                    out.threads += 1;
-                    e.insert(state)
+                    if !dropped.remove(&thread_hash(&input.tenant, &input.thread)) {
+                        out.threads += 1;
+                    }
+                    e.insert((state, chunk))
                 }
             };
+            *last = chunk;
             let produced = state.push(store, &input, &options.sealer, operators)?;
             out.failed_runs += produced.failed_runs;
             records.extend(produced.records);
@@ -298,10 +364,35 @@ fn worker(
         }
         if done.send(out).is_err() {
             // The writer stopped; its error is the one to report.
-            return Ok(());
+            return Ok(dropped_states);
+        }
+        if chunk.is_multiple_of(tuning.sweep_every.max(1)) {
+            // A state is dropped only when every record its thread produced
+            // is in the log, so loading it again gives the same state.
+            let in_log = committed.load(Ordering::Acquire);
+            threads.retain(|(tenant, thread), (_, last)| {
+                let keep = last.saturating_add(tuning.idle_chunks) > chunk || *last >= in_log;
+                if !keep {
+                    dropped.insert(thread_hash(tenant, thread));
+                    dropped_states += 1;
+                }
+                keep
+            });
         }
     }
-    Ok(())
+    Ok(dropped_states)
+}
+
+/// A 128-bit hash of a thread's key.
+fn thread_hash(tenant: &str, thread: &str) -> u128 {
+    let mut h = blake3::Hasher::new_derive_key("strataflow runtime thread key v1");
+    for part in [tenant, thread] {
+        h.update(&(part.len() as u64).to_le_bytes());
+        h.update(part.as_bytes());
+    }
+    let mut b = [0u8; 16];
+    b.copy_from_slice(h.finalize().as_bytes().get(..16).unwrap_or(&[0; 16]));
+    u128::from_le_bytes(b)
 }
 
 fn writer(
@@ -310,6 +401,7 @@ fn writer(
     workers: usize,
     done: &Receiver<Done>,
     updates: &Sender<IngestStats>,
+    committed: &AtomicU64,
 ) -> Result<IngestStats, IngestError> {
     let mut stats = IngestStats::default();
     // chunk → parts received so far.
@@ -360,6 +452,7 @@ fn writer(
                 Ok(d) => Some(d),
                 Err(crossbeam_channel::TryRecvError::Empty) => {
                     commit(&mut group, &mut group_records, &mut stats)?;
+                    committed.store(next_chunk, Ordering::Release);
                     continue;
                 }
                 Err(crossbeam_channel::TryRecvError::Disconnected) => None,
@@ -389,6 +482,7 @@ fn writer(
             next_chunk += 1;
             if group_records >= options.group_records {
                 commit(&mut group, &mut group_records, &mut stats)?;
+                committed.store(next_chunk, Ordering::Release);
             }
         }
     }
@@ -507,6 +601,59 @@ mod tests {
             Ok(())
         })
         .unwrap_err()
+    }
+
+    /// The log of a run of thread `a` (6 messages), then 40 fillers of
+    /// one message each, then `a` again (10 messages), chunks of 4, with
+    /// derivation: the record ids in log order, the stats and the states
+    /// dropped.
+    fn run_returning(idle_chunks: u64) -> (Vec<strataflow_log::RecordId>, IngestStats, u64) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path().join("data")).unwrap();
+        let operators = Registry::builtin()
+            .resolve(&Profile::default_profile())
+            .unwrap();
+        let options = RuntimeOptions {
+            workers: 1,
+            group_records: 1,
+            durability: Durability::Buffered,
+            sealer: Sealer::new(2),
+            operators: Some(operators),
+        };
+        let tuning = Tuning {
+            chunk_messages: 4,
+            idle_chunks,
+            sweep_every: 1,
+        };
+        let (stats, dropped) =
+            run_tuned::<IngestError>(&store, &options, tuning, &mut |_| {}, |feeder| {
+                for n in 0..6 {
+                    feeder.push(input("a", n))?;
+                }
+                for f in 0..40 {
+                    feeder.push(input(&format!("filler{f}"), 0))?;
+                }
+                for n in 6..16 {
+                    feeder.push(input("a", n))?;
+                }
+                Ok(())
+            })
+            .unwrap();
+        let ids = store.scan(1).map(|r| r.unwrap().id).collect();
+        (ids, stats, dropped)
+    }
+
+    #[test]
+    fn a_thread_dropped_while_idle_and_loaded_again_gives_the_same_log() {
+        let (kept_ids, kept_stats, kept_dropped) = run_returning(u64::MAX);
+        let (ids, stats, dropped) = run_returning(1);
+        assert_eq!(kept_dropped, 0);
+        // Thread `a` and the early fillers were dropped once committed.
+        assert!(dropped > 0, "no state dropped");
+        assert_eq!(ids, kept_ids);
+        assert_eq!(stats, kept_stats);
+        assert_eq!(stats.threads, 41);
+        assert_eq!(stats.stored, 56);
     }
 
     #[test]
