@@ -326,9 +326,11 @@ fn statement_groups(message: &Message, others: &[&str], version: Version) -> Vec
         let states_time = best
             .as_ref()
             .is_some_and(|t| t.basis != TimeBasis::Inferred);
-        let taken = (is_statement(s.text, states_time, others)
-            || (version == Version::Five && is_self_statement(s.text, others)))
-            && !(version == Version::Five && is_pleasantry(s.text));
+        let taken = if version == Version::Five {
+            is_taken_v5(s.text, states_time, others)
+        } else {
+            is_statement(s.text, states_time, others)
+        };
         if !taken {
             if states_time {
                 carried = best;
@@ -362,13 +364,31 @@ fn is_statement(sentence: &str, states_time: bool, others: &[&str]) -> bool {
     if is_question(sentence) || is_chatter(sentence) || sentence.starts_with("[image:") {
         return false;
     }
-    let w = words(sentence);
+    is_statement_words(sentence, &words(sentence), states_time, others)
+}
+
+/// [`is_statement`] past its question and chatter test, on the sentence's
+/// [`words`] `w`.
+fn is_statement_words(sentence: &str, w: &[String], states_time: bool, others: &[&str]) -> bool {
     if w.len() < 3 {
         return false;
     }
-    let cue = has_event_cue(&w) || is_progressive(&w) || is_preference(&w);
-    ((is_first_person(&w) || names_another(sentence, others)) && cue)
+    let cue = has_event_cue(w) || is_progressive(w) || is_preference(w);
+    ((is_first_person(w) || names_another(sentence, w, others)) && cue)
         || (states_time && w.len() >= 4)
+}
+
+/// Version 5's choice of a sentence: `(is_statement || is_self_statement)
+/// && !is_pleasantry`, with the question and chatter tests and the words
+/// of the sentence computed once.
+fn is_taken_v5(sentence: &str, states_time: bool, others: &[&str]) -> bool {
+    if is_question(sentence) || is_chatter(sentence) || sentence.starts_with("[image:") {
+        return false;
+    }
+    let w = words(sentence);
+    (is_statement_words(sentence, &w, states_time, others)
+        || is_self_statement_words(sentence, &w, others))
+        && !is_pleasantry_words(&w)
 }
 
 /// An informative self-statement (version 5): not a question, a reaction,
@@ -380,7 +400,12 @@ pub fn is_self_statement(sentence: &str, others: &[&str]) -> bool {
     if is_question(sentence) || is_chatter(sentence) || sentence.starts_with("[image:") {
         return false;
     }
-    let w = words(sentence);
+    is_self_statement_words(sentence, &words(sentence), others)
+}
+
+/// [`is_self_statement`] past its question and chatter test, on the
+/// sentence's [`words`] `w`.
+fn is_self_statement_words(sentence: &str, w: &[String], others: &[&str]) -> bool {
     // Leading interjections ("Yeah, I painted that …") are no subject.
     let start = w
         .iter()
@@ -396,7 +421,7 @@ pub fn is_self_statement(sentence: &str, others: &[&str]) -> bool {
     if NON_STATEMENT_STARTS.contains(&first) {
         return false;
     }
-    let subject = is_first_person(rest) || names_another(sentence, others);
+    let subject = is_first_person(rest) || names_another(sentence, w, others);
     subject && informative_words(rest) >= 2
 }
 
@@ -461,14 +486,15 @@ const PRONOUNS: &[&str] = &[
 /// of three letters or more, "Mel" for "Melanie") as its subject: a name
 /// followed by a comma addresses that person ("Caroline, so glad …") and
 /// does not count.
-fn names_another(sentence: &str, others: &[&str]) -> bool {
+///
+/// `w`: the sentence's [`words`].
+fn names_another(sentence: &str, w: &[String], others: &[&str]) -> bool {
     let Some(raw) = sentence.split_whitespace().next() else {
         return false;
     };
     // Said to the one other person of the block, about them.
     if others.len() == 1
-        && words(sentence)
-            .iter()
+        && w.iter()
             .any(|w| matches!(w.as_str(), "you" | "you've" | "you're" | "your"))
     {
         return true;
@@ -928,7 +954,11 @@ fn is_imperative(sentence: &str) -> bool {
 /// statement ("Enjoy your lunch, and say hi to Marta!", "Let me know what
 /// you decide.", "Take care!").
 pub fn is_pleasantry(sentence: &str) -> bool {
-    let w = words(sentence);
+    is_pleasantry_words(&words(sentence))
+}
+
+/// [`is_pleasantry`] on a sentence's [`words`] `w`.
+fn is_pleasantry_words(w: &[String]) -> bool {
     let start = w
         .iter()
         .position(|x| !INTERJECTIONS.contains(&x.as_str()))
@@ -1049,14 +1079,17 @@ pub fn third_person_v2(sentence: &str, speaker: &str) -> String {
         let bare = core.trim_end_matches(|c: char| !c.is_alphanumeric() && c != '\'' && c != '’');
         let tail = core.get(bare.len()..).unwrap_or_default();
         let norm = bare.replace('’', "'");
-        let next = tokens
-            .get(i + 1)
-            .map(|t| {
-                t.trim_matches(|c: char| !c.is_alphanumeric() && c != '\'' && c != '’')
-                    .replace('’', "'")
-                    .to_lowercase()
-            })
-            .unwrap_or_default();
+        // Read only after `I` and `I'd`.
+        let next = || {
+            tokens
+                .get(i + 1)
+                .map(|t| {
+                    t.trim_matches(|c: char| !c.is_alphanumeric() && c != '\'' && c != '’')
+                        .replace('’', "'")
+                        .to_lowercase()
+                })
+                .unwrap_or_default()
+        };
         // "Marta and I", "my sister and I": a plural subject (not "…, and
         // I coach").
         let plural = matches!(prev_bare.as_str(), "and" | "or" | "nor")
@@ -1070,11 +1103,11 @@ pub fn third_person_v2(sentence: &str, speaker: &str) -> String {
             "I've" => restated = Some(format!("{speaker} has")),
             "I'll" => restated = Some(format!("{speaker} will")),
             "I'd" => {
-                let had = matches!(next.as_str(), "been" | "had" | "gone" | "done" | "seen");
+                let had = matches!(next().as_str(), "been" | "had" | "gone" | "done" | "seen");
                 restated = Some(format!("{speaker} {}", if had { "had" } else { "would" }));
             }
             "I" if plural => restated = Some(speaker.to_owned()),
-            "I" if next == "am" && tail.is_empty() => {
+            "I" if tail.is_empty() && next() == "am" => {
                 i += 1;
                 restated = Some(format!("{speaker} is"));
                 // "I am" consumed its verb; a tail on "am" is kept below.

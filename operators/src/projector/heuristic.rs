@@ -570,6 +570,8 @@ struct Tok {
     upper: bool,
     /// Ends with a possessive `'s`.
     possessive: bool,
+    /// [`Tok::is_name_word`], computed once.
+    name_word: bool,
 }
 
 impl Tok {
@@ -583,17 +585,22 @@ impl Tok {
         // `it's`, `he's`, `she's`, `let's`… are contractions, not possessives.
         let possessive = base.is_some() && !STOP_WORDS.contains(&lower.as_str());
         let upper = text.chars().next().is_some_and(char::is_uppercase);
+        let base = if possessive {
+            base.unwrap_or_else(|| text.clone())
+        } else {
+            text.clone()
+        };
+        let name_word = upper
+            && !STOP_WORDS.contains(&lower.as_str())
+            && !STOP_WORDS.contains(&base.to_lowercase().as_str());
         Self {
-            base: if possessive {
-                base.unwrap_or_else(|| text.clone())
-            } else {
-                text.clone()
-            },
+            base,
             text,
             lower,
             word: true,
             upper,
             possessive,
+            name_word,
         }
     }
 
@@ -605,6 +612,7 @@ impl Tok {
             word: false,
             upper: false,
             possessive: false,
+            name_word: false,
         }
     }
 
@@ -612,11 +620,10 @@ impl Tok {
         self.word && words.contains(&self.lower.as_str())
     }
 
+    /// A word written with a capital that is no stop word (nor is its
+    /// base without `'s`).
     fn is_name_word(&self) -> bool {
-        self.word
-            && self.upper
-            && !STOP_WORDS.contains(&self.lower.as_str())
-            && !STOP_WORDS.contains(&self.base.to_lowercase().as_str())
+        self.name_word
     }
 
     fn negates(&self) -> bool {

@@ -103,19 +103,23 @@ pub(super) fn project_batch(
         }
     }
     // Names before a vehicle or venue word anywhere in the batch.
+    // Each event's sentences, split and tokenised once for both passes.
     let mut vehicles: BTreeSet<String> = NOT_PLACES.iter().map(|w| (*w).to_owned()).collect();
+    let mut split: Vec<Vec<Sent>> = Vec::with_capacity(input.events.len());
     for (_, event) in input.events {
-        for s in event
+        let sents: Vec<Sent> = event
             .quotes
             .iter()
             .flat_map(|q| Splitter::Shared.sentences(q))
-        {
-            mark_vehicles(&mut vehicles, &s);
+            .collect();
+        for s in &sents {
+            mark_vehicles(&mut vehicles, s);
         }
+        split.push(sents);
     }
-    for (id, event) in input.events {
+    for ((id, event), sents) in input.events.iter().zip(split) {
         if seen.insert(*id) {
-            project_event(*id, event, &vehicles, &mut builder, extra);
+            project_event(*id, event, sents, &vehicles, &mut builder, extra);
         }
     }
     clean_values(&mut builder);
@@ -388,6 +392,7 @@ fn subject(ctx: &EventCtx, s: &Sent, i: usize) -> Option<super::Key> {
 fn project_event(
     id: RecordId,
     event: &Event,
+    mut sents: Vec<Sent>,
     vehicles: &BTreeSet<String>,
     b: &mut Builder,
     extra: Option<Extra>,
@@ -424,11 +429,6 @@ fn project_event(
             ctx.add_person(p, key);
         }
     }
-    let mut sents: Vec<Sent> = event
-        .quotes
-        .iter()
-        .flat_map(|q| Splitter::Shared.sentences(q))
-        .collect();
     let matchers: [fn(&mut EventCtx, &mut Builder, &mut Sent); 21] = [
         match_colleagues,
         match_kinship,
