@@ -4,36 +4,21 @@
 
 use crate::common;
 
-use std::io::{BufRead, BufReader};
-use std::process::Stdio;
-
 use common::{archive, bin, ok, record_ids, stats, write_lines};
 
 /// Starts an ingest, waits for `commits` progress lines, then SIGKILLs it.
 /// Returns false if the ingest finished before that.
 fn kill_after(data: &std::path::Path, file: &std::path::Path, commits: usize) -> bool {
-    let mut child = bin()
-        .arg("--data")
-        .arg(data)
-        .args(["ingest", file.to_str().unwrap(), "--batch-records", "300"])
-        .env("STRATAFLOW_PROGRESS_INTERVAL_MS", "0")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let mut seen = 0;
-    for line in BufReader::new(stderr).lines() {
-        if line.unwrap().contains("messages stored") {
-            seen += 1;
-            if seen == commits {
-                child.kill().unwrap(); // SIGKILL
-                break;
-            }
-        }
-    }
-    let status = child.wait().unwrap();
-    !status.success()
+    common::kill_at_line(
+        bin().arg("--data").arg(data).args([
+            "ingest",
+            file.to_str().unwrap(),
+            "--batch-records",
+            "300",
+        ]),
+        "messages stored",
+        commits,
+    )
 }
 
 #[test]

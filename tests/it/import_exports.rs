@@ -6,9 +6,7 @@
 
 use crate::common;
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::Stdio;
 
 use common::{bin, data_file, ok, record_ids, run, stats};
 use strataflow::log::Record;
@@ -436,34 +434,18 @@ fn chat_jsonl_lines_are_threads_with_tool_calls_and_times_from_the_line_or_start
 /// Starts an import, waits for `commits` progress lines of the storing
 /// pass, then SIGKILLs it. Returns false if it finished before that.
 fn kill_after(data: &Path, file: &Path, commits: usize) -> bool {
-    let mut child = bin()
-        .arg("--data")
-        .arg(data)
-        .args([
+    common::kill_at_line(
+        bin().arg("--data").arg(data).args([
             "import",
             "chatgpt",
             file.to_str().unwrap(),
             "--batch-records",
             "300",
             "--no-derive",
-        ])
-        .env("STRATAFLOW_PROGRESS_INTERVAL_MS", "0")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let mut seen = 0;
-    for line in BufReader::new(stderr).lines() {
-        if line.unwrap().contains(": storing: ") {
-            seen += 1;
-            if seen == commits {
-                child.kill().unwrap(); // SIGKILL
-                break;
-            }
-        }
-    }
-    !child.wait().unwrap().success()
+        ]),
+        ": storing: ",
+        commits,
+    )
 }
 
 #[test]

@@ -1210,8 +1210,7 @@ fn emit(ctx: &EventCtx, b: &mut Builder, who: &Key, key: &str, value: String) {
 mod tests {
     use super::*;
     use strataflow_record::record::{
-        Assertion, Criticality, Event, EventTemporal, EventType, Occurrence, Precision, Scope,
-        TimeBasis,
+        Criticality, Event, EventTemporal, EventType, Occurrence, Precision, Scope, TimeBasis,
     };
     use strataflow_record::{RecordId, SourceTime};
 
@@ -1254,23 +1253,7 @@ mod tests {
                 attempt: 1,
             })
             .unwrap();
-        let mut got = Vec::new();
-        for a in &out {
-            match &a.assertion {
-                Assertion::Node { key, facts, .. } if key.name == "ana" => {
-                    for f in facts {
-                        for v in &f.values {
-                            got.push(format!("{}: {v}", f.key));
-                        }
-                    }
-                }
-                Assertion::Edge {
-                    from, to, relation, ..
-                } if from.name == "ana" => got.push(format!("{relation} -> {}", to.name)),
-                _ => {}
-            }
-        }
-        got
+        crate::projector::heuristic::statements::tests::ana_says(&out)
     }
 
     fn table(rows: &[(&str, &[&str])]) {

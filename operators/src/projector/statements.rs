@@ -874,7 +874,7 @@ fn match_responsibilities(ctx: &mut EventCtx, b: &mut Builder, s: &mut Sent) {
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use strataflow_record::record::{
         Assertion, Criticality, EventTemporal, EventType, Precision, Scope, TimeBasis,
@@ -931,9 +931,14 @@ mod tests {
     /// `key: value` of every fact of Ana, and `relation -> target` of her
     /// edges.
     fn said(quote: &str) -> Vec<String> {
-        let out = project(&[quote]);
+        ana_says(&project(&[quote]))
+    }
+
+    /// `key: value` of every fact of Ana's node in `out`, and `relation ->
+    /// target` of her edges (shared with the clause tests).
+    pub(crate) fn ana_says(out: &[GraphAssertion]) -> Vec<String> {
         let mut got = Vec::new();
-        for a in &out {
+        for a in out {
             match &a.assertion {
                 Assertion::Node { key, facts, .. } if key.name == "ana" => {
                     for f in facts {

@@ -18,7 +18,9 @@ use serde_json::Value;
 use strataflow_log::SourceTime;
 use strataflow_log::record::{Role, ToolCall};
 
-use super::export::{Ctx, Draft, Parsed, Skip, TimeCursor, conversation_items, type_name};
+use super::export::{
+    Ctx, Draft, Parsed, Skip, TimeCursor, conversation_items, optional_list, type_name,
+};
 use super::{InputError, Location, canonical_json, check_name};
 
 #[derive(Deserialize)]
@@ -203,17 +205,7 @@ fn blocks(
     field: &str,
     v: Option<&Value>,
 ) -> Result<(String, Vec<ToolCall>), InputError> {
-    let items = match v {
-        None | Some(Value::Null) => return Ok((String::new(), Vec::new())),
-        Some(Value::Array(items)) => items,
-        Some(other) => {
-            return Err(InputError::field(
-                at,
-                field,
-                format!("expected a list, found {}", type_name(other)),
-            ));
-        }
-    };
+    let items = optional_list(at, field, v)?;
     let mut texts: Vec<String> = Vec::new();
     let mut calls: Vec<(Option<String>, ToolCall)> = Vec::new();
     for (j, block) in items.iter().enumerate() {
@@ -296,17 +288,7 @@ fn attachments(
     v: Option<&Value>,
     content: &mut String,
 ) -> Result<(), InputError> {
-    let items = match v {
-        None | Some(Value::Null) => return Ok(()),
-        Some(Value::Array(items)) => items,
-        Some(other) => {
-            return Err(InputError::field(
-                at,
-                field,
-                format!("expected a list, found {}", type_name(other)),
-            ));
-        }
-    };
+    let items = optional_list(at, field, v)?;
     for (j, a) in items.iter().enumerate() {
         let Value::Object(a) = a else {
             return Err(InputError::field(
@@ -339,17 +321,7 @@ fn files(
     v: Option<&Value>,
     content: &mut String,
 ) -> Result<(), InputError> {
-    let items = match v {
-        None | Some(Value::Null) => return Ok(()),
-        Some(Value::Array(items)) => items,
-        Some(other) => {
-            return Err(InputError::field(
-                at,
-                field,
-                format!("expected a list, found {}", type_name(other)),
-            ));
-        }
-    };
+    let items = optional_list(at, field, v)?;
     for f in items {
         let name = f
             .get("file_name")

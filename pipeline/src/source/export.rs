@@ -238,16 +238,7 @@ impl TimeCursor {
     }
 }
 
-pub(crate) fn type_name(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "an object",
-    }
-}
+pub(crate) use super::jsonl::{optional_list, type_name};
 
 /// Where conversation `index` (at byte `offset`) is.
 fn conversation_location(file: &str, index: u64, offset: u64, id: Option<&str>) -> Location {

@@ -174,17 +174,7 @@ fn read_fields(text: &str) -> Result<Fields, String> {
 }
 
 fn parse_tool_calls(value: Option<&Value>, at: &Location) -> Result<Vec<ToolCall>, InputError> {
-    let items = match value {
-        None | Some(Value::Null) => return Ok(Vec::new()),
-        Some(Value::Array(items)) => items,
-        Some(other) => {
-            return Err(InputError::field(
-                at,
-                "tool_calls",
-                format!("expected a list, found {}", type_name(other)),
-            ));
-        }
-    };
+    let items = optional_list(at, "tool_calls", value)?;
     items
         .iter()
         .enumerate()
@@ -216,7 +206,26 @@ fn parse_tool_calls(value: Option<&Value>, at: &Location) -> Result<Vec<ToolCall
         .collect()
 }
 
-fn type_name(v: &Value) -> &'static str {
+/// A field that may be absent or null (no items) or a list; anything else
+/// is refused, naming `field` and what it found.
+pub(crate) fn optional_list<'a>(
+    at: &Location,
+    field: &str,
+    v: Option<&'a Value>,
+) -> Result<&'a [Value], InputError> {
+    match v {
+        None | Some(Value::Null) => Ok(&[]),
+        Some(Value::Array(items)) => Ok(items),
+        Some(other) => Err(InputError::field(
+            at,
+            field,
+            format!("expected a list, found {}", type_name(other)),
+        )),
+    }
+}
+
+/// How an error names the JSON type it found.
+pub(crate) fn type_name(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",

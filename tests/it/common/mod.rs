@@ -145,6 +145,32 @@ pub fn view_digests(data: &Path) -> Vec<(String, String, u64, String)> {
         .collect()
 }
 
+/// Spawns `cmd` with stderr piped (progress every commit) and SIGKILLs it
+/// at the `n`-th stderr line holding `marker`; waits for it. Returns
+/// whether it was killed (false: it finished before that line).
+pub fn kill_at_line(cmd: &mut Command, marker: &str, n: usize) -> bool {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let mut child = cmd
+        .env("STRATAFLOW_PROGRESS_INTERVAL_MS", "0")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let mut seen = 0;
+    for line in BufReader::new(stderr).lines() {
+        if line.unwrap().contains(marker) {
+            seen += 1;
+            if seen == n {
+                child.kill().unwrap(); // SIGKILL
+                break;
+            }
+        }
+    }
+    !child.wait().unwrap().success()
+}
+
 /// Spawns `cmd` (which must set `STRATAFLOW_PAUSE_AT`) with stderr piped
 /// and SIGKILLs it once it reports `paused at …`; waits for it. Returns
 /// whether it paused (false: it finished without reaching the point).
