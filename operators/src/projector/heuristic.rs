@@ -1119,6 +1119,28 @@ struct EventCtx {
 }
 
 impl EventCtx {
+    /// The event's participants as person nodes (the first is the
+    /// speaker), known to the event's patterns by name.
+    fn add_participants(&mut self, b: &mut Builder, participants: &[String]) {
+        for (i, p) in participants.iter().enumerate() {
+            let tag = if i == 0 { "speaker" } else { "participant" };
+            let key = b.node(
+                self.id,
+                NodeType::Person,
+                p.trim(),
+                &[tag],
+                None,
+                PARTICIPANT_CONFIDENCE_MILLI,
+            );
+            if let Some(key) = key {
+                if i == 0 {
+                    self.speaker = Some(key.clone());
+                }
+                self.add_person(p, key);
+            }
+        }
+    }
+
     fn add_person(&mut self, display: &str, key: Key) {
         let full = normalize_name(display);
         if let Some(first) = full.split(' ').next().filter(|f| *f != full) {
@@ -1353,23 +1375,7 @@ fn project_event(id: RecordId, event: &Event, splitter: Splitter, b: &mut Builde
         persons: BTreeMap::new(),
         non_places: BTreeSet::new(),
     };
-    for (i, p) in t.participants.iter().enumerate() {
-        let tag = if i == 0 { "speaker" } else { "participant" };
-        let key = b.node(
-            id,
-            NodeType::Person,
-            p.trim(),
-            &[tag],
-            None,
-            PARTICIPANT_CONFIDENCE_MILLI,
-        );
-        if let Some(key) = key {
-            if i == 0 {
-                ctx.speaker = Some(key.clone());
-            }
-            ctx.add_person(p, key);
-        }
-    }
+    ctx.add_participants(b, &t.participants);
     let mut sents: Vec<Sent> = event
         .quotes
         .iter()

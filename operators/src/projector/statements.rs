@@ -37,9 +37,9 @@ use strataflow_record::record::{Event, FactMode, GraphAssertion, NodeType, Occur
 use strataflow_record::{Digest, RecordId};
 
 use super::{
-    Builder, EventCtx, NAME, PARTICIPANT_CONFIDENCE_MILLI, Sent, Splitter, is_tech_like, kin,
-    match_identity, match_job_loss, match_kinship, match_org_suffix, match_places,
-    match_preferences, match_projects, match_tools, match_work, normalize_name,
+    Builder, EventCtx, NAME, Sent, Splitter, is_tech_like, kin, match_identity, match_job_loss,
+    match_kinship, match_org_suffix, match_places, match_preferences, match_projects, match_tools,
+    match_work, normalize_name,
 };
 use crate::operator::{OperatorError, OperatorId, ProjectionInput, Projector, config_hash};
 
@@ -412,23 +412,7 @@ fn project_event(
         persons: BTreeMap::new(),
         non_places: vehicles.clone(),
     };
-    for (i, p) in t.participants.iter().enumerate() {
-        let tag = if i == 0 { "speaker" } else { "participant" };
-        let key = b.node(
-            id,
-            NodeType::Person,
-            p.trim(),
-            &[tag],
-            None,
-            PARTICIPANT_CONFIDENCE_MILLI,
-        );
-        if let Some(key) = key {
-            if i == 0 {
-                ctx.speaker = Some(key.clone());
-            }
-            ctx.add_person(p, key);
-        }
-    }
+    ctx.add_participants(b, &t.participants);
     let matchers: [fn(&mut EventCtx, &mut Builder, &mut Sent); 21] = [
         match_colleagues,
         match_kinship,
