@@ -25,6 +25,7 @@
 //! - [`weights`]: effective memory weight with use-only reinforcement (spec §13).
 
 pub mod decay;
+pub mod embedder;
 pub mod evidence_gate;
 pub mod extractor;
 pub mod import;
