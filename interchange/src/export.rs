@@ -480,6 +480,9 @@ impl Tables {
                 (RecordKind::UseReceipt, "use_receipts"),
                 (RecordKind::ModelCall, "model_calls"),
                 (RecordKind::ImportSource, "import_sources"),
+                (RecordKind::Embedding, "embeddings"),
+                (RecordKind::KeyedMemory, "keyed_memories"),
+                (RecordKind::MemoryPurge, "memory_purges"),
             ]
             .into_iter()
             .map(|(kind, name)| {

@@ -19,8 +19,9 @@ use rkyv::rancor;
 
 use crate::id::RecordId;
 use crate::record::{
-    Assessment, Block, BlockSummary, Derivation, Event, Governance, GraphAssertion, ImportSource,
-    Message, ModelCall, Record, RecordKind, Retrieval, UseReceipt,
+    Assessment, Block, BlockSummary, Derivation, Embedding, Event, Governance, GraphAssertion,
+    ImportSource, KeyedMemory, MemoryPurge, Message, ModelCall, Record, RecordKind, Retrieval,
+    UseReceipt,
 };
 
 /// First two bytes of every stored record.
@@ -74,7 +75,8 @@ pub enum DecodeError {
     },
 }
 
-/// Error serializing a record (only on allocation failure).
+/// Error serializing a record (an allocation failure, or an embedding whose
+/// vector is not its dimensions).
 #[derive(Debug, thiserror::Error)]
 #[error("cannot encode {kind} record: {detail}")]
 pub struct EncodeError {
@@ -104,6 +106,15 @@ pub fn encode(record: &Record) -> Result<Vec<u8>, EncodeError> {
         Record::Assessment(r) => rkyv::to_bytes::<rancor::BoxedError>(r),
         Record::UseReceipt(r) => rkyv::to_bytes::<rancor::BoxedError>(r),
         Record::ImportSource(r) => rkyv::to_bytes::<rancor::BoxedError>(r),
+        Record::Embedding(r) => {
+            r.check().map_err(|e| EncodeError {
+                kind: kind.name(),
+                detail: e.to_string(),
+            })?;
+            rkyv::to_bytes::<rancor::BoxedError>(r)
+        }
+        Record::KeyedMemory(r) => rkyv::to_bytes::<rancor::BoxedError>(r),
+        Record::MemoryPurge(r) => rkyv::to_bytes::<rancor::BoxedError>(r),
     }
     .map_err(fail)?;
     let mut out = Vec::with_capacity(HEADER_LEN + body.len());
@@ -258,6 +269,22 @@ pub fn decode(envelope: &[u8]) -> Result<Record, DecodeError> {
         ),
         RecordKind::ImportSource => Record::ImportSource(
             rkyv::from_bytes::<ImportSource, rancor::BoxedError>(body).map_err(fail)?,
+        ),
+        RecordKind::Embedding => {
+            let e = rkyv::from_bytes::<Embedding, rancor::BoxedError>(body).map_err(fail)?;
+            // A vector whose length is not its dimensions is refused here,
+            // not compared later.
+            e.check().map_err(|e| DecodeError::InvalidBody {
+                kind: kind.name(),
+                detail: e.to_string(),
+            })?;
+            Record::Embedding(e)
+        }
+        RecordKind::KeyedMemory => Record::KeyedMemory(
+            rkyv::from_bytes::<KeyedMemory, rancor::BoxedError>(body).map_err(fail)?,
+        ),
+        RecordKind::MemoryPurge => Record::MemoryPurge(
+            rkyv::from_bytes::<MemoryPurge, rancor::BoxedError>(body).map_err(fail)?,
         ),
     })
 }

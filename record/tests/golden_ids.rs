@@ -182,11 +182,12 @@ mod every_kind {
     use strataflow_record::RecordId;
     use strataflow_record::envelope::{decode, encode_with_id};
     use strataflow_record::record::{
-        Actor, Assertion, Assessment, Block, BlockSummary, Criticality, Derivation, Event,
-        EventTemporal, EventType, EvidenceRef, Fact, FactMode, Governance, GovernanceAction,
-        GraphAssertion, ImportAction, ImportDecision, ImportSource, Message, ModelCall, NodeKey,
-        NodeType, Occurrence, Outcome, Precision, Record, RecordKind, RefKind, Retrieval, Role,
-        Scope, TimeBasis, TokenUsage, ToolCall, UseReceipt, Verdict,
+        Actor, Assertion, Assessment, Block, BlockSummary, Criticality, Derivation, Embedding,
+        Event, EventTemporal, EventType, EvidenceRef, Fact, FactMode, Governance, GovernanceAction,
+        GraphAssertion, ImportAction, ImportDecision, ImportSource, KeyedMemory, MemoryAction,
+        MemoryPurge, Message, MetadataPair, ModelCall, NodeKey, NodeType, Occurrence, Outcome,
+        Precision, Record, RecordKind, RefKind, Retrieval, Role, Scope, TimeBasis, TokenUsage,
+        ToolCall, UseReceipt, Verdict,
     };
     use strataflow_record::{SourceTime, Timestamp};
 
@@ -387,6 +388,40 @@ mod every_kind {
                     },
                 ],
             }),
+            Record::Embedding(
+                Embedding::new(
+                    "acme",
+                    "strataflow/word-hash-4",
+                    &[0.5, -0.5, 0.0, 0.707],
+                    rid(0x11),
+                    "word-hash@1",
+                    rid(0x12),
+                )
+                .unwrap(),
+            ),
+            Record::KeyedMemory(KeyedMemory {
+                tenant: "acme".into(),
+                namespace: "incidents".into(),
+                key: "inc-101".into(),
+                action: MemoryAction::Remember {
+                    text: "Checkout pods crash looping".into(),
+                    content: r#"{"action":"roll back the deploy"}"#.into(),
+                    metadata: vec![MetadataPair {
+                        key: "service".into(),
+                        value: "checkout".into(),
+                    }],
+                    created_at: Timestamp(1_000),
+                    updated_at: Timestamp(2_000),
+                },
+                previous: Some(rid(0x13)),
+            }),
+            Record::MemoryPurge(MemoryPurge {
+                tenant: "acme".into(),
+                namespace: Some("incidents".into()),
+                older_than: Timestamp(3_000),
+                limit: 1000,
+                purged: vec![rid(0x14), rid(0x15)],
+            }),
         ]
     }
 
@@ -413,7 +448,7 @@ mod every_kind {
     }
 
     /// (kind, record id, blake3 of the envelope, envelope length).
-    const PINNED: [(RecordKind, &str, &str, usize); 12] = [
+    const PINNED: [(RecordKind, &str, &str, usize); 15] = [
         (
             RecordKind::Message,
             "d5e142d64ebaf4b750e41cd95655fa7d57feab19e799a0ef3cbe38604a44212d",
@@ -485,6 +520,24 @@ mod every_kind {
             "4a8988b6d252da9d57f61137f25fc624a0adc82e0837608caba7b9be1a1e34c3",
             "b5a354ef41aadb2135dd5bbd90fcee54ea488113b8ab364795fa976355b4d6be",
             413,
+        ),
+        (
+            RecordKind::Embedding,
+            "e6b47db80651f7ba0199310a4565be9b331d55d45def1a5fd6fc96b3f19ab89e",
+            "eaf82026bd691b6d0beababc9134b443b5f655e85f6d4c781fae508a045aa1fa",
+            154,
+        ),
+        (
+            RecordKind::KeyedMemory,
+            "996c94b54240d5d7fc0ba6e90be05a86f050a77c3c28ab6fad8849cde7c9a50e",
+            "521fd31fc0ec60e03b104e56f8c06b193f80824af979f22a090716f679f9a2a8",
+            188,
+        ),
+        (
+            RecordKind::MemoryPurge,
+            "2dec796624579868bce7ddf2d5101529c91ddc83d63aa8a38fc33f35a69790b5",
+            "84a5ec1e27f7ef75df1d73e270947cd6611f16157ac6d0c986a41aad3dc2dfd7",
+            115,
         ),
     ];
 

@@ -562,7 +562,12 @@ fn changes_search_views(kind: RecordKind) -> bool {
         | RecordKind::Governance
         | RecordKind::UseReceipt
         | RecordKind::ImportSource => true,
-        RecordKind::ModelCall | RecordKind::Retrieval | RecordKind::Assessment => false,
+        RecordKind::ModelCall
+        | RecordKind::Retrieval
+        | RecordKind::Assessment
+        | RecordKind::Embedding
+        | RecordKind::KeyedMemory
+        | RecordKind::MemoryPurge => false,
     }
 }
 

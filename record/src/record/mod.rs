@@ -4,6 +4,7 @@
 mod block;
 mod derived;
 mod governance;
+mod memory;
 mod message;
 mod provenance;
 mod query;
@@ -17,6 +18,7 @@ pub use governance::{
     Actor, EXTERNAL_IMPORT_THREAD_PREFIX, Governance, GovernanceAction, ImportAction,
     ImportDecision, ImportSource,
 };
+pub use memory::{Embedding, EmbeddingError, KeyedMemory, MemoryAction, MemoryPurge, MetadataPair};
 pub use message::{Message, Role, ToolCall};
 pub use provenance::{Derivation, ModelCall, Outcome, TokenUsage};
 pub use query::{Assessment, EvidenceRef, RefKind, Retrieval, UseReceipt, Verdict};
@@ -52,6 +54,12 @@ pub enum RecordKind {
     UseReceipt = 11,
     /// [`ImportSource`].
     ImportSource = 12,
+    /// [`Embedding`].
+    Embedding = 13,
+    /// [`KeyedMemory`].
+    KeyedMemory = 14,
+    /// [`MemoryPurge`].
+    MemoryPurge = 15,
 }
 
 impl RecordKind {
@@ -59,7 +67,7 @@ impl RecordKind {
     /// (the `children` keyspace): the kinds looked up by what they cite —
     /// an input's derivations, a target's governance, a block's import
     /// sources, a batch's receipts and assessments, the retrievals of an
-    /// item. Content records (blocks, summaries, events, graph assertions)
+    /// item, a record's embeddings. Content records (blocks, summaries, events, graph assertions)
     /// are not: their links are in the records themselves, and indexing
     /// them tripled the index entries of a backfill with no reader.
     pub fn indexed_as_child(self) -> bool {
@@ -71,11 +79,12 @@ impl RecordKind {
                 | Self::Assessment
                 | Self::UseReceipt
                 | Self::ImportSource
+                | Self::Embedding
         )
     }
 
     /// Every kind, in code order.
-    pub const ALL: [Self; 12] = [
+    pub const ALL: [Self; 15] = [
         Self::Message,
         Self::Block,
         Self::BlockSummary,
@@ -88,6 +97,9 @@ impl RecordKind {
         Self::Assessment,
         Self::UseReceipt,
         Self::ImportSource,
+        Self::Embedding,
+        Self::KeyedMemory,
+        Self::MemoryPurge,
     ];
 
     /// The kind's byte code.
@@ -120,6 +132,9 @@ impl RecordKind {
             Self::Assessment => "assessment",
             Self::UseReceipt => "use_receipt",
             Self::ImportSource => "import_source",
+            Self::Embedding => "embedding",
+            Self::KeyedMemory => "keyed_memory",
+            Self::MemoryPurge => "memory_purge",
         }
     }
 }
@@ -152,6 +167,12 @@ pub enum Record {
     UseReceipt(UseReceipt),
     /// An external memory import.
     ImportSource(ImportSource),
+    /// A vector of a record's text.
+    Embedding(Embedding),
+    /// A keyed memory remembered or forgotten.
+    KeyedMemory(KeyedMemory),
+    /// A purge of keyed memories by age.
+    MemoryPurge(MemoryPurge),
 }
 
 impl Record {
@@ -170,6 +191,9 @@ impl Record {
             Self::Assessment(_) => RecordKind::Assessment,
             Self::UseReceipt(_) => RecordKind::UseReceipt,
             Self::ImportSource(_) => RecordKind::ImportSource,
+            Self::Embedding(_) => RecordKind::Embedding,
+            Self::KeyedMemory(_) => RecordKind::KeyedMemory,
+            Self::MemoryPurge(_) => RecordKind::MemoryPurge,
         }
     }
 
@@ -188,6 +212,9 @@ impl Record {
             Self::Assessment(r) => &r.tenant,
             Self::UseReceipt(r) => &r.tenant,
             Self::ImportSource(r) => &r.tenant,
+            Self::Embedding(r) => &r.tenant,
+            Self::KeyedMemory(r) => &r.tenant,
+            Self::MemoryPurge(r) => &r.tenant,
         }
     }
 
@@ -237,6 +264,9 @@ impl Record {
                 p.extend(refs(&r.refs));
                 p
             }
+            Self::Embedding(r) => vec![r.source],
+            Self::KeyedMemory(r) => r.previous.into_iter().collect(),
+            Self::MemoryPurge(r) => r.purged.clone(),
         }
     }
 }
