@@ -34,6 +34,11 @@ pub use memory::{
     ContextOptions, EventsQuery, ExpandOptions, SearchOptions, TenantMemory, ViewsOptions,
 };
 pub use memory::{
+    DEFAULT_PURGE_LIMIT, DEFAULT_RECALL_LIMIT, EMBEDDER_CONFIG, KeyedMemoryError, MAX_KEY_BYTES,
+    MAX_RECALL_LIMIT, PurgeOptions, PurgeReport, RecallMatch, RecallOptions, RememberEntry,
+    Remembered, StoredMemory, embedder_from_spec, older_than_cutoff, parse_duration,
+};
+pub use memory::{
     ExternalImportOptions, ExternalImportReport, IMPORT_BLOCK_TAG, ReportedDecision, UndoReport,
 };
 pub use strataflow_interchange as interchange;

@@ -11,12 +11,15 @@
 //! - [`weights`]: use-only reinforcement per event.
 //! - [`search`]: tokenizer, BM25, RRF, the event and graph-node searches.
 //! - [`snapshot`]: the binary encoding of persisted search snapshots.
+//! - [`keyed_memory`]: the keyed memories of a tenant (current entry per
+//!   namespace and key, its vectors per label) and the exact cosine recall.
 //! - [`graph_state`]: current and historical nodes, facts and edges folded
 //!   from graph assertions.
 
 pub mod block_levels;
 pub mod event_status;
 pub mod graph_state;
+pub mod keyed_memory;
 pub mod search;
 pub mod snapshot;
 pub mod view;

@@ -59,6 +59,7 @@ macro_rules! rkyv_encoding {
         }
     };
 }
+pub(crate) use rkyv_encoding;
 
 /// A governance decision as the status view needs it.
 #[derive(

@@ -408,6 +408,15 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Remember a text under (tenant, namespace, id) with JSON content and
+    /// metadata: a keyed memory, recalled by similarity (replacing a key
+    /// keeps its created_at).
+    Remember(RememberArgs),
+    /// The keyed memories of a namespace most similar to a text.
+    Recall(RecallArgs),
+    /// Keyed memories: forget a key, purge by age.
+    #[command(subcommand)]
+    Memory(MemoryCommand),
     /// Serve the data directory over HTTP (the JSON API under /v1, MCP at
     /// /mcp) while it ingests, until SIGTERM or SIGINT.
     Serve(ServeArgs),
@@ -545,6 +554,111 @@ pub struct ServeArgs {
     /// Seconds any /v1 request may take before 503, 1..=3600.
     #[arg(long, value_name = "S", default_value_t = 60, value_parser = in_range::<u64>(limits::SECONDS))]
     pub request_timeout: u64,
+    /// Purge keyed memories last written longer ago than this (`30d`,
+    /// `12h`…) on a timer; no default: off unless given.
+    #[arg(long, value_name = "DURATION")]
+    pub retention_older_than: Option<String>,
+    /// How often the retention purge runs (default 1h).
+    #[arg(long, value_name = "DURATION", requires = "retention_older_than")]
+    pub retention_every: Option<String>,
+}
+
+/// Options every keyed-memory command shares.
+#[derive(Debug, Args)]
+pub struct MemoryScope {
+    /// Tenant (default "").
+    #[arg(long, value_parser = Name, default_value = "")]
+    pub tenant: String,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of `remember`.
+#[derive(Debug, Args)]
+pub struct RememberArgs {
+    /// The id, unique within the namespace and tenant (1 to 256 bytes).
+    pub id: String,
+    /// The text to embed.
+    pub text: String,
+    /// The kind of memory (1 to 256 bytes); a recall never crosses one.
+    #[arg(long)]
+    pub namespace: String,
+    /// JSON content kept with the entry (default null).
+    #[arg(long, value_name = "JSON")]
+    pub content: Option<String>,
+    /// A metadata pair, repeatable.
+    #[arg(long, value_name = "K=V", value_parser = key_value)]
+    pub metadata: Vec<(String, String)>,
+    /// The embedder (`word-hash@1[:DIMS]`); stored as the directory's at
+    /// first use, refused when it differs from the stored one.
+    #[arg(long, value_name = "SPEC")]
+    pub embedder: Option<String>,
+    #[command(flatten)]
+    pub scope: MemoryScope,
+}
+
+/// Arguments of `recall`.
+#[derive(Debug, Args)]
+pub struct RecallArgs {
+    /// The text to compare with.
+    pub text: String,
+    /// The namespace searched.
+    #[arg(long)]
+    pub namespace: String,
+    /// The most matches, 1..=1000.
+    #[arg(long, default_value_t = 10, value_parser = in_range::<u32>((1, 1000)))]
+    pub limit: u32,
+    /// Drop matches less similar than this (-1..=1).
+    #[arg(long, value_name = "S")]
+    pub min_similarity: Option<f32>,
+    /// An id never returned, repeatable.
+    #[arg(long, value_name = "ID")]
+    pub exclude: Vec<String>,
+    /// Only entries with this pair, repeatable.
+    #[arg(long, value_name = "K=V", value_parser = key_value)]
+    pub metadata: Vec<(String, String)>,
+    /// The embedder (as for `remember`).
+    #[arg(long, value_name = "SPEC")]
+    pub embedder: Option<String>,
+    #[command(flatten)]
+    pub scope: MemoryScope,
+}
+
+/// `memory` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum MemoryCommand {
+    /// Forget one keyed memory.
+    Forget {
+        /// Its id.
+        id: String,
+        /// Its namespace.
+        #[arg(long)]
+        namespace: String,
+        #[command(flatten)]
+        scope: MemoryScope,
+    },
+    /// Remove the keyed memories last written before a cutoff, oldest first.
+    Purge {
+        /// A duration before now (`30d`, `12h`, `90m`, `45s`) or an RFC 3339 time.
+        #[arg(long, value_name = "DURATION|TIME")]
+        older_than: String,
+        /// Only this namespace (default: all of the tenant's).
+        #[arg(long)]
+        namespace: Option<String>,
+        /// The most entries removed, 1..=1000000.
+        #[arg(long, default_value_t = 1000, value_parser = in_range::<u32>((1, 1_000_000)))]
+        limit: u32,
+        #[command(flatten)]
+        scope: MemoryScope,
+    },
+}
+
+/// `K=V` of `--metadata`.
+fn key_value(text: &str) -> Result<(String, String), String> {
+    text.split_once('=')
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .ok_or_else(|| format!("expected KEY=VALUE, got `{text}`"))
 }
 
 /// `keys` subcommands.

@@ -2,6 +2,7 @@
 
 mod args;
 mod export;
+mod memories;
 #[cfg(test)]
 mod no_panic;
 mod paths;
@@ -57,6 +58,11 @@ impl From<MemoryError> for Failure {
             MemoryError::Query(QueryError::InvalidId { .. } | QueryError::InvalidFilter { .. }) => {
                 EXIT_USAGE
             }
+            // A refused argument of a keyed-memory call; a failed embedding is 1.
+            MemoryError::KeyedMemory(k) => match k {
+                strataflow::KeyedMemoryError::Embed { .. } => 1,
+                _ => EXIT_USAGE,
+            },
             _ => 1,
         };
         let mut message = e.to_string();
@@ -625,6 +631,9 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Restore(a) => govern(&mut out, &dir, a, GovernanceAction::Restore)?,
         Command::Pin(a) => govern(&mut out, &dir, a, GovernanceAction::Pin)?,
         Command::Unpin(a) => govern(&mut out, &dir, a, GovernanceAction::Unpin)?,
+        Command::Remember(args) => memories::remember(&mut out, &dir, args)?,
+        Command::Recall(args) => memories::recall(&mut out, &dir, args)?,
+        Command::Memory(command) => memories::memory(&mut out, &dir, command)?,
         Command::Serve(args) => server::serve(&mut out, &dir, &args)?,
         Command::Mcp { tenant, queue } => {
             drop(out);

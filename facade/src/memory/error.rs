@@ -84,6 +84,10 @@ pub enum MemoryError {
         /// The encoder's message.
         detail: String,
     },
+    /// A keyed-memory call (remember, recall, forget, purge) was refused
+    /// or its embedding failed; nothing was stored.
+    #[error(transparent)]
+    KeyedMemory(super::keyed::KeyedMemoryError),
     /// The model gateways' lock was poisoned by a thread that panicked
     /// while holding it.
     #[error("the model gateway lock is poisoned")]

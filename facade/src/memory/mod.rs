@@ -20,6 +20,7 @@ mod expand;
 mod export;
 mod external_import;
 mod governance;
+mod keyed;
 mod models;
 mod plan;
 mod search;
@@ -36,6 +37,11 @@ pub use evidence::{AssessOutcome, UseOutcome};
 pub use expand::{BlockView, ExpandedEvent, ExpandedNode, SourceMessage};
 pub use external_import::{
     ExternalImportOptions, ExternalImportReport, IMPORT_BLOCK_TAG, ReportedDecision, UndoReport,
+};
+pub use keyed::{
+    DEFAULT_PURGE_LIMIT, DEFAULT_RECALL_LIMIT, EMBEDDER_CONFIG, KeyedMemoryError, MAX_KEY_BYTES,
+    MAX_RECALL_LIMIT, PurgeOptions, PurgeReport, RecallMatch, RecallOptions, RememberEntry,
+    Remembered, StoredMemory, embedder_from_spec, older_than_cutoff, parse_duration,
 };
 pub use models::ModelCallTotals;
 pub use plan::{DerivationPlan, OperatorPlan};

@@ -1,6 +1,7 @@
 //! Persisted views of a [`Memory`]: refreshed incrementally from the log,
 //! verified against a rebuild.
 
+use strataflow_materializers::keyed_memory::KeyedMemoryState;
 use strataflow_materializers::view::{
     BlockLevelsState, EventStatusState, GraphMembership, Materialized, WeightsState,
 };
@@ -123,6 +124,10 @@ impl Memory {
                     digest,
                     rebuilt: rebuilt.and_then(|r| r.get(slot)).map(|(_, d)| d.clone()),
                 });
+            }
+            // Keyed memories: reported for a tenant that holds any.
+            if let Some(report) = self.keyed_memory_report(tenant, verify)? {
+                reports.push(report);
             }
         }
         Ok(reports)
@@ -269,6 +274,43 @@ impl Memory {
         Ok(out)
     }
 
+    /// The keyed-memory view's report of a tenant (refreshed, and with
+    /// `verify` rebuilt from the first record), or `None` when the tenant
+    /// holds no keyed memory.
+    fn keyed_memory_report(
+        &self,
+        tenant: &str,
+        verify: bool,
+    ) -> Result<Option<ViewReport>, MemoryError> {
+        use strataflow_log::record::RecordKind;
+        if self.store.count(RecordKind::KeyedMemory)? == 0 {
+            return Ok(None);
+        }
+        let (state, last_seq) = self.refresh::<KeyedMemoryState>(tenant)?;
+        if state.applied == 0 {
+            return Ok(None);
+        }
+        let rebuilt = if verify {
+            let mut fresh = KeyedMemoryState::default();
+            for item in self.store.scan(0) {
+                let stored = item?;
+                if stored.record.tenant() == tenant {
+                    fresh.apply(&stored.id, &stored.record);
+                }
+            }
+            Some(fresh.digest())
+        } else {
+            None
+        };
+        Ok(Some(ViewReport {
+            view: KeyedMemoryState::NAME,
+            tenant: tenant.to_owned(),
+            last_seq,
+            digest: state.digest(),
+            rebuilt,
+        }))
+    }
+
     /// The key and empty state of a profile's graph membership view.
     pub(crate) fn graph_membership_key(
         &self,
@@ -291,7 +333,8 @@ impl Memory {
         Ok((key, move || BlockLevelsState::new(id.clone(), config)))
     }
 
-    /// Tenants that hold records (from the thread heads).
+    /// Tenants that hold records (from the thread heads), then those that
+    /// hold only keyed memories.
     pub fn tenants(&self) -> Result<Vec<String>, MemoryError> {
         let mut tenants: Vec<String> = self
             .store
@@ -300,6 +343,11 @@ impl Memory {
             .map(|(t, _, _)| t)
             .collect();
         tenants.dedup();
+        for t in self.keyed_memory_tenants()? {
+            if !tenants.contains(&t) {
+                tenants.push(t);
+            }
+        }
         Ok(tenants)
     }
 }
