@@ -20,6 +20,9 @@ use strataflow::log::record::GovernanceAction;
 
 use crate::http::auth::Caller;
 use crate::http::error::ApiError;
+use crate::service::keyed::{
+    ForgetMemoryParams, PurgeMemoryParams, RecallMemoryParams, RememberMemoryParams,
+};
 use crate::service::params::{
     AssessParams, ContextParams, EventsParams, ExpandParams, GovernParams, GraphParams,
     SearchParams, TenantParams, UseParams,
@@ -32,7 +35,8 @@ const INSTRUCTIONS: &str = "strataflow is long-term memory with an evidence gate
 2. `assess` that batch: verdict (sufficient, partial, wrong), the refs of the batch that are evidence, how they fit, what is missing, and the next strategy. \
 3. When partial, `expand` a ref (event:, node:, block:) or search again, and assess the new batch. \
 4. Answer. 5. `use` only the refs your answer used, from a batch assessed as sufficient: that reinforces those memories. \
-`remember` appends messages; `forget` hides an event; `events`, `graph`, `context` and `status` read the rest.";
+`remember` appends messages; `forget` hides an event; `events`, `graph`, `context` and `status` read the rest. \
+Keyed memories (a text under a namespace and id, recalled by similarity) are `memory_remember`, `memory_recall`, `memory_forget` and `memory_purge`.";
 
 /// Arguments of `remember`.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
@@ -258,6 +262,60 @@ impl MemoryTools {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
         result(self.service.status(&self.caller(&ctx), p).await)
+    }
+
+    #[tool(
+        description = "Keyed memory: remember a text under (namespace, id) for the tenant, with JSON `content` and string `metadata`. Remembering an existing id replaces it but keeps its created_at. Recall it by similarity with memory_recall."
+    )]
+    async fn memory_remember(
+        &self,
+        Parameters(Checked(p)): Parameters<Checked<RememberMemoryParams>>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        result(
+            self.service
+                .remember_memory(&self.caller(&ctx), None, p)
+                .await,
+        )
+    }
+
+    #[tool(
+        description = "Keyed memory: the entries of a namespace most similar to `text` (cosine similarity, most similar first, equal similarities by id), at most `limit` (default 10); `min_similarity`, `exclude` ids and `metadata` pairs filter before the ranking."
+    )]
+    async fn memory_recall(
+        &self,
+        Parameters(Checked(p)): Parameters<Checked<RecallMemoryParams>>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        result(
+            self.service
+                .recall_memory(&self.caller(&ctx), None, p)
+                .await,
+        )
+    }
+
+    #[tool(description = "Keyed memory: forget the entry (namespace, id).")]
+    async fn memory_forget(
+        &self,
+        Parameters(Checked(p)): Parameters<Checked<ForgetMemoryParams>>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        result(
+            self.service
+                .forget_memory(&self.caller(&ctx), None, p)
+                .await,
+        )
+    }
+
+    #[tool(
+        description = "Keyed memory: remove the entries last written before `older_than` (a duration such as 30d, or an RFC 3339 time), oldest first, at most `limit` (default 1000); answers how many. Call again while it returns the limit."
+    )]
+    async fn memory_purge(
+        &self,
+        Parameters(Checked(p)): Parameters<Checked<PurgeMemoryParams>>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        result(self.service.purge_memories(&self.caller(&ctx), p).await)
     }
 
     #[tool(

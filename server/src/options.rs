@@ -26,7 +26,23 @@ pub struct ServeOptions {
     pub min_seq_wait: Duration,
     /// How long any request may take before it is answered 503.
     pub request_timeout: Duration,
+    /// Keyed-memory retention: purge every tenant's entries last written
+    /// longer than `older_than` ago, every `every` (none: off; `older_than`
+    /// has no default).
+    pub retention: Option<Retention>,
 }
+
+/// Keyed-memory retention of a server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Retention {
+    /// Entries last written longer ago than this are purged.
+    pub older_than: Duration,
+    /// How often the purge runs (default 1 hour).
+    pub every: Duration,
+}
+
+/// How often retention runs when no interval is given.
+pub const DEFAULT_RETENTION_EVERY: Duration = Duration::from_secs(3_600);
 
 impl Default for ServeOptions {
     fn default() -> Self {
@@ -38,6 +54,7 @@ impl Default for ServeOptions {
             append_timeout: Duration::from_secs(30),
             min_seq_wait: Duration::from_secs(5),
             request_timeout: Duration::from_secs(60),
+            retention: None,
         }
     }
 }

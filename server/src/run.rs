@@ -66,6 +66,23 @@ pub fn run(
             keys: Arc::new(keys),
         };
         announce(bound, &state.keys);
+        if let Some(retention) = options.retention {
+            let service = Arc::clone(&service);
+            tokio::spawn(async move {
+                let mut timer = tokio::time::interval(retention.every);
+                loop {
+                    timer.tick().await;
+                    match service.retention(retention.older_than).await {
+                        Ok(purged) => {
+                            tracing::info!(purged, "keyed-memory retention ran");
+                        }
+                        Err(e) => {
+                            tracing::warn!(error = %e.message, "keyed-memory retention failed")
+                        }
+                    }
+                }
+            });
+        }
         let cancel = tokio_util::sync::CancellationToken::new();
         let mut config = StreamableHttpServerConfig::default();
         config.max_request_body_bytes = options.max_body_bytes;

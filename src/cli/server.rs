@@ -35,6 +35,27 @@ fn key_file(keys: Option<&Path>, dir: &Path) -> PathBuf {
     keys.map_or_else(|| dir.join(DEFAULT_KEY_FILE), Path::to_path_buf)
 }
 
+/// `--retention-older-than` and `--retention-every`, checked before the
+/// directory is opened.
+fn retention(args: &ServeArgs) -> Result<Option<strataflow_server::options::Retention>, Failure> {
+    let parse = |text: &str, option: &str| {
+        strataflow::parse_duration(text).map_err(|_| Failure {
+            message: format!("--{option} `{text}` is not a duration (30d, 12h, 90m, 45s)"),
+            status: EXIT_USAGE,
+        })
+    };
+    let Some(older_than) = &args.retention_older_than else {
+        return Ok(None);
+    };
+    Ok(Some(strataflow_server::options::Retention {
+        older_than: parse(older_than, "retention-older-than")?,
+        every: match &args.retention_every {
+            Some(every) => parse(every, "retention-every")?,
+            None => strataflow_server::options::DEFAULT_RETENTION_EVERY,
+        },
+    }))
+}
+
 /// `serve`.
 pub fn serve(out: &mut dyn Write, dir: &Path, args: &ServeArgs) -> Result<(), Failure> {
     let keys = match &args.keys {
@@ -52,6 +73,7 @@ pub fn serve(out: &mut dyn Write, dir: &Path, args: &ServeArgs) -> Result<(), Fa
         append_timeout: Duration::from_secs(args.append_timeout),
         min_seq_wait: Duration::from_millis(args.min_seq_wait),
         request_timeout: Duration::from_secs(args.request_timeout),
+        retention: retention(args)?,
     };
     // Refuse a bad --listen or key file before opening the directory.
     strataflow_server::run::check(&options)?;

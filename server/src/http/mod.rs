@@ -60,6 +60,16 @@ pub fn router(
         .route("/v1/restore", post(routes::restore))
         .route("/v1/pin", post(routes::pin))
         .route("/v1/unpin", post(routes::unpin))
+        .route("/v1/memories/purge", post(routes::purge_memories))
+        .route("/v1/memories/{namespace}", post(routes::remember_memory))
+        .route(
+            "/v1/memories/{namespace}/recall",
+            post(routes::recall_memory),
+        )
+        .route(
+            "/v1/memories/{namespace}/{id}",
+            axum::routing::delete(routes::forget_memory),
+        )
         .route_layer(middleware::from_fn_with_state(timeout, time_limit))
         .route_layer(middleware::from_fn_with_state(
             Arc::clone(&state.keys),

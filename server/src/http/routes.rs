@@ -15,6 +15,9 @@ use super::auth::Caller;
 use super::error::ApiError;
 use super::extract::{JsonBody, QueryArgs, body_bytes, parse_json};
 use crate::service::Answer;
+use crate::service::keyed::{
+    ForgetMemoryParams, PurgeMemoryParams, RecallMemoryParams, RememberMemoryParams,
+};
 use crate::service::params::{
     AssessParams, BlocksParams, ContextParams, EventsParams, ExpandParams, GovernParams,
     GraphParams, SearchParams, ShowParams, TenantParams, UseParams,
@@ -282,3 +285,80 @@ governance_route!(forget, GovernanceAction::Forget, "`POST /v1/forget`.");
 governance_route!(restore, GovernanceAction::Restore, "`POST /v1/restore`.");
 governance_route!(pin, GovernanceAction::Pin, "`POST /v1/pin`.");
 governance_route!(unpin, GovernanceAction::Unpin, "`POST /v1/unpin`.");
+
+/// `POST /v1/memories/{namespace}`: remember a keyed memory.
+pub async fn remember_memory(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    axum::extract::Path(namespace): axum::extract::Path<String>,
+    JsonBody(p): JsonBody<RememberMemoryParams>,
+) -> Response {
+    if p.namespace.is_some() {
+        return ApiError::invalid("the namespace is in the path, not the body")
+            .at_field("namespace")
+            .into_response();
+    }
+    answer(
+        state
+            .service
+            .remember_memory(&caller, Some(namespace), p)
+            .await,
+    )
+}
+
+/// `POST /v1/memories/{namespace}/recall`: the keyed memories most like a
+/// text.
+pub async fn recall_memory(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    axum::extract::Path(namespace): axum::extract::Path<String>,
+    JsonBody(p): JsonBody<RecallMemoryParams>,
+) -> Response {
+    if p.namespace.is_some() {
+        return ApiError::invalid("the namespace is in the path, not the body")
+            .at_field("namespace")
+            .into_response();
+    }
+    answer(
+        state
+            .service
+            .recall_memory(&caller, Some(namespace), p)
+            .await,
+    )
+}
+
+/// Query string of `DELETE /v1/memories/{namespace}/{id}`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ForgetMemoryQuery {
+    /// Tenant (default: the key's).
+    pub tenant: Option<String>,
+}
+
+/// `DELETE /v1/memories/{namespace}/{id}`: forget a keyed memory.
+pub async fn forget_memory(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    axum::extract::Path((namespace, id)): axum::extract::Path<(String, String)>,
+    QueryArgs(q): QueryArgs<ForgetMemoryQuery>,
+) -> Response {
+    let p = ForgetMemoryParams {
+        tenant: q.tenant,
+        ..ForgetMemoryParams::default()
+    };
+    answer(
+        state
+            .service
+            .forget_memory(&caller, Some((namespace, id)), p)
+            .await,
+    )
+}
+
+/// `POST /v1/memories/purge`: purge keyed memories by age.
+pub async fn purge_memories(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    JsonBody(p): JsonBody<PurgeMemoryParams>,
+) -> Response {
+    answer(state.service.purge_memories(&caller, p).await)
+}

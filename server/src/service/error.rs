@@ -3,7 +3,9 @@
 
 use axum::http::StatusCode;
 use strataflow::log::StoreError;
-use strataflow::{EvidenceError, ImportError, MemoryError, ProfileError, QueryError};
+use strataflow::{
+    EvidenceError, ImportError, KeyedMemoryError, MemoryError, ProfileError, QueryError,
+};
 
 use crate::http::error::ApiError;
 
@@ -51,6 +53,24 @@ pub fn from_memory(e: MemoryError) -> ApiError {
             _ => ApiError::invalid(message),
         },
         MemoryError::Store(s) => from_store(s, message),
+        MemoryError::KeyedMemory(k) => match k {
+            KeyedMemoryError::Embed { .. } => {
+                ApiError::new(StatusCode::BAD_GATEWAY, "embedding_failed", message)
+            }
+            KeyedMemoryError::Empty { field } | KeyedMemoryError::KeyTooLong { field, .. } => {
+                ApiError::invalid(message).at_field(*field)
+            }
+            KeyedMemoryError::Limit { .. } => ApiError::invalid(message).at_field("limit"),
+            KeyedMemoryError::PurgeLimit => ApiError::invalid(message).at_field("limit"),
+            KeyedMemoryError::MinSimilarity { .. } => {
+                ApiError::invalid(message).at_field("min_similarity")
+            }
+            KeyedMemoryError::DuplicateMetadata { .. } => {
+                ApiError::invalid(message).at_field("metadata")
+            }
+            KeyedMemoryError::OlderThan { .. } => ApiError::invalid(message).at_field("older_than"),
+            _ => ApiError::new(StatusCode::CONFLICT, "no_embedder", message),
+        },
         _ => ApiError::internal(message),
     }
 }

@@ -20,6 +20,7 @@ use crate::http::error::ApiError;
 use crate::metrics::Gauge;
 
 pub mod error;
+pub mod keyed;
 pub mod params;
 mod protocol;
 mod read;
@@ -66,6 +67,8 @@ pub struct Service {
     options: ServiceOptions,
     /// Searchers kept in memory, caught up by sequence.
     searchers: Arc<searchers::Searchers>,
+    /// Keyed memories: the embedder and the write lock.
+    keyed: Arc<keyed::Keyed>,
 }
 
 impl Service {
@@ -77,6 +80,7 @@ impl Service {
             ingester,
             options,
             searchers: Arc::default(),
+            keyed: Arc::default(),
         })
     }
 
