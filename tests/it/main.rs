@@ -45,6 +45,8 @@ mod import_exports;
 mod input_readers;
 mod invalid_input;
 mod jsonl_ingest;
+mod keyed_memories;
+mod keyed_memories_serve;
 mod locomo_import;
 mod log_bridge;
 mod model_backfill_faults;
