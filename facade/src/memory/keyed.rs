@@ -633,3 +633,55 @@ impl Memory {
         Ok(tenants.into_iter().collect())
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn specs_parse_in_one_place() {
+        let e = embedder_from_spec("word-hash@1").unwrap();
+        assert_eq!(e.label().dimensions, word_hash::DEFAULT_DIMENSIONS);
+        let e = embedder_from_spec(" word-hash@1:64 ").unwrap();
+        assert_eq!(e.label().name, "strataflow/word-hash-64");
+        for bad in [
+            "word-hash@1:0",
+            "word-hash@1:x",
+            "word-hash@2",
+            "openai-embeddings@9",
+            "",
+        ] {
+            let err = embedder_from_spec(bad).err().unwrap();
+            assert!(
+                matches!(&err, KeyedMemoryError::UnknownEmbedder { spec, .. } if spec == bad),
+                "{bad}: {err}"
+            );
+        }
+        let err = embedder_from_spec("nope@1").err().unwrap().to_string();
+        assert!(err.contains("word-hash@1[:DIMS]"), "{err}");
+    }
+
+    #[test]
+    fn durations_and_cutoffs() {
+        assert_eq!(parse_duration("30d").unwrap().as_secs(), 30 * 86_400);
+        assert_eq!(parse_duration("90m").unwrap().as_secs(), 5_400);
+        assert_eq!(parse_duration("2w").unwrap().as_secs(), 14 * 86_400);
+        for bad in ["", "d", "0s", "-1h", "1y", "1.5h", "soon"] {
+            assert!(parse_duration(bad).is_err(), "{bad}");
+        }
+        let now = Timestamp(10_000_000);
+        assert_eq!(
+            older_than_cutoff("1h", now).unwrap(),
+            Timestamp(10_000_000 - 3_600_000)
+        );
+        assert_eq!(
+            older_than_cutoff("1970-01-01T00:00:01Z", now).unwrap(),
+            Timestamp(1_000)
+        );
+        assert!(matches!(
+            older_than_cutoff("later", now),
+            Err(KeyedMemoryError::OlderThan { value }) if value == "later"
+        ));
+    }
+}
