@@ -710,6 +710,25 @@ fn the_seed_example_through_the_cli() {
         assert_eq!(v["digest"], v["rebuilt"], "{v}");
     }
     ok(data, &["audit"]);
+
+    // Export and import carry the records: the same view digests, and a
+    // recall (the embedder given again: it is a setting, not a record).
+    let elsewhere = tempfile::tempdir().unwrap();
+    let export = elsewhere.path().join("export");
+    let copy = elsewhere.path().join("copy");
+    ok(data, &["export", "parquet", export.to_str().unwrap()]);
+    ok(&copy, &["import", "parquet", export.to_str().unwrap()]);
+    let digests = |d: &Path| -> Vec<(String, String)> {
+        common::view_digests(d)
+            .into_iter()
+            .filter(|v| v.0 == "keyed_memories")
+            .map(|v| (v.1, v.3))
+            .collect()
+    };
+    assert_eq!(digests(&copy), digests(data));
+    let copied = cli_recall(&copy, "globex", "pods", &["--embedder", "word-hash@1:64"]);
+    assert_eq!(cli_ids(&copied), ["inc-101"]);
+
     let stats = common::stats(data);
     assert_eq!(stats["records"]["keyed_memory"], 7, "{stats}");
     assert_eq!(stats["records"]["embedding"], 6, "{stats}");
