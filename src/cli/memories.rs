@@ -4,20 +4,12 @@
 use std::io::Write;
 use std::path::Path;
 
-use strataflow::log::Timestamp;
 use strataflow::{PurgeOptions, RecallOptions, RememberEntry};
 
 use super::args::{MemoryCommand, RecallArgs, RememberArgs};
 use super::{EXIT_USAGE, Failure, open, open_existing};
-
-/// The current time, the only clock reading keyed memories take (the
-/// library takes times from its caller).
-pub fn now() -> Timestamp {
-    let ms = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
-    Timestamp(ms)
-}
+// The one clock reading of keyed memories, shared with `serve`.
+use strataflow_server::service::keyed::now;
 
 fn usage(message: String) -> Failure {
     Failure {

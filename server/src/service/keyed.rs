@@ -94,8 +94,9 @@ pub struct Keyed {
     writes: Mutex<()>,
 }
 
-/// The current time in UTC milliseconds (the service's clock; the library
-/// takes times from its caller).
+/// The current time in UTC milliseconds: the one clock reading of keyed
+/// memories, by `serve` and the command line (the library takes times from
+/// its caller).
 pub fn now() -> Timestamp {
     let ms = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
