@@ -11,6 +11,7 @@
 //! - [`weights`]: use-only reinforcement per event.
 //! - [`search`]: tokenizer, BM25, RRF, the event and graph-node searches.
 //! - [`snapshot`]: the binary encoding of persisted search snapshots.
+//! - [`vector`]: exact and approximate (HNSW) top-k cosine over one label's vectors.
 //! - [`graph_state`]: current and historical nodes, facts and edges folded
 //!   from graph assertions.
 
@@ -19,5 +20,6 @@ pub mod event_status;
 pub mod graph_state;
 pub mod search;
 pub mod snapshot;
+pub mod vector;
 pub mod view;
 pub mod weights;
