@@ -13,6 +13,7 @@
 //! - [`snapshot`]: the binary encoding of persisted search snapshots.
 //! - [`keyed_memory`]: the keyed memories of a tenant (current entry per
 //!   namespace and key, its vectors per label) and the exact cosine recall.
+//! - [`vector`]: exact and approximate (HNSW) top-k cosine over one label's vectors.
 //! - [`graph_state`]: current and historical nodes, facts and edges folded
 //!   from graph assertions.
 
@@ -22,5 +23,6 @@ pub mod graph_state;
 pub mod keyed_memory;
 pub mod search;
 pub mod snapshot;
+pub mod vector;
 pub mod view;
 pub mod weights;

@@ -39,6 +39,7 @@ pub struct Completion {
 pub struct ModelClient {
     http: reqwest::Client,
     endpoint: reqwest::Url,
+    embeddings_endpoint: reqwest::Url,
     api_key: Option<String>,
     settings: ModelSettings,
     permits: Arc<Semaphore>,
@@ -103,6 +104,14 @@ impl ModelClient {
                 setting: ModelError::SETTING_BASE_URL,
                 problem: format!("base URL `{}` is not a valid URL: {e}", settings.base_url),
             })?;
+        // The same base URL, so valid when `endpoint` is.
+        let embeddings_endpoint =
+            reqwest::Url::parse(&settings.embeddings_endpoint()).map_err(|e| {
+                ModelError::Config {
+                    setting: ModelError::SETTING_BASE_URL,
+                    problem: format!("base URL `{}` is not a valid URL: {e}", settings.base_url),
+                }
+            })?;
         if !matches!(endpoint.scheme(), "http" | "https") {
             return Err(ModelError::Config {
                 setting: ModelError::SETTING_BASE_URL,
@@ -147,6 +156,7 @@ impl ModelClient {
         Ok(Self {
             http,
             endpoint,
+            embeddings_endpoint,
             api_key,
             settings: settings.clone(),
             permits: Arc::new(Semaphore::new(settings.concurrency)),
@@ -182,6 +192,49 @@ impl ModelClient {
                 setting: ModelError::SETTING_RUNTIME,
                 problem: format!("cannot encode the request: {e}"),
             })?;
+        let (text, attempts) = self
+            .post_retrying(&self.endpoint, &body, |text| {
+                check_completion(text).map(|_| ())
+            })
+            .await?;
+        // `post_retrying` returns only bodies that passed this check.
+        let usage = check_completion(&text)
+            .map(|v| usage_of(&v))
+            .unwrap_or_default();
+        Ok(Completion {
+            body: text,
+            usage,
+            attempts,
+        })
+    }
+
+    /// Posts `body` (JSON) to `{base_url}/embeddings` with the same retries,
+    /// concurrency limit and errors as [`ModelClient::complete`]; a 200 whose
+    /// body is not an embeddings response (a JSON object with a `data`
+    /// array) is retried like a transient failure. The body is returned
+    /// verbatim with its usage and the attempts it took.
+    pub async fn embeddings(&self, body: &[u8]) -> Result<Completion, ModelError> {
+        let (text, attempts) = self
+            .post_retrying(&self.embeddings_endpoint, body, check_embeddings)
+            .await?;
+        let usage = serde_json::from_str::<Value>(&text)
+            .map(|v| usage_of(&v))
+            .unwrap_or_default();
+        Ok(Completion {
+            body: text,
+            usage,
+            attempts,
+        })
+    }
+
+    /// The retry loop shared by every endpoint: at most `concurrency`
+    /// attempts in flight, `check` deciding whether a 200's body is usable.
+    async fn post_retrying(
+        &self,
+        url: &reqwest::Url,
+        body: &[u8],
+        check: fn(&str) -> Result<(), String>,
+    ) -> Result<(String, u32), ModelError> {
         let mut attempts = 0u32;
         loop {
             attempts += 1;
@@ -191,20 +244,10 @@ impl ModelClient {
                     .acquire()
                     .await
                     .map_err(|_| ModelError::local("the model client was shut down"))?;
-                self.attempt(&body).await
+                self.attempt(url, body, check).await
             };
             match outcome {
-                Ok(text) => {
-                    // `attempt` returns only bodies that passed this check.
-                    let usage = check_completion(&text)
-                        .map(|v| usage_of(&v))
-                        .unwrap_or_default();
-                    return Ok(Completion {
-                        body: text,
-                        usage,
-                        attempts,
-                    });
-                }
+                Ok(text) => return Ok((text, attempts)),
                 Err(failure)
                     if failure.unreachable
                         && attempts >= UNREACHABLE_ATTEMPTS.min(self.settings.max_retries + 1) =>
@@ -243,11 +286,16 @@ impl ModelClient {
         }
     }
 
-    /// One HTTP request: the body of a chat completion, or why not.
-    async fn attempt(&self, body: &[u8]) -> Result<String, Failure> {
+    /// One HTTP request: a body that passed `check`, or why not.
+    async fn attempt(
+        &self,
+        url: &reqwest::Url,
+        body: &[u8],
+        check: fn(&str) -> Result<(), String>,
+    ) -> Result<String, Failure> {
         let mut builder = self
             .http
-            .post(self.endpoint.clone())
+            .post(url.clone())
             .header(CONTENT_TYPE, "application/json")
             .body(body.to_vec());
         if let Some(key) = &self.api_key {
@@ -266,9 +314,7 @@ impl ModelClient {
             .await
             .map_err(|e| Failure::transient(format!("reading the response: {}", describe(&e))))?;
         if status.is_success() {
-            return check_completion(&text)
-                .map(|_| text)
-                .map_err(Failure::transient);
+            return check(&text).map(|()| text).map_err(Failure::transient);
         }
         let message = format!("HTTP {status}: {}", clip(text.trim(), CLIP));
         let retry = status.as_u16() == 429 || status.is_server_error();
@@ -297,6 +343,21 @@ impl ModelClient {
             }
             _ => message,
         }
+    }
+}
+
+/// Whether a 200's body is an embeddings response: a JSON object with a
+/// `data` array (its vectors are checked by the embedder).
+fn check_embeddings(body: &str) -> Result<(), String> {
+    let value: Value = serde_json::from_str(body)
+        .map_err(|e| format!("the embeddings response is not JSON: {e}"))?;
+    if value.get("data").is_some_and(Value::is_array) {
+        Ok(())
+    } else {
+        Err(format!(
+            "the embeddings response has no `data` array: {}",
+            clip(body.trim(), CLIP)
+        ))
     }
 }
 

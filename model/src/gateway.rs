@@ -30,9 +30,10 @@ pub struct RecordingGateway {
     counters: Counters,
 }
 
-/// The client and the runtime it runs on (absent offline).
-struct Online {
-    client: Arc<ModelClient>,
+/// The client and the runtime it runs on (absent offline); shared by the
+/// chat gateway and the embeddings operator.
+pub(crate) struct Online {
+    pub(crate) client: Arc<ModelClient>,
     runtime: Option<Runtime>,
 }
 
@@ -68,20 +69,7 @@ impl RecordingGateway {
         let online = if offline {
             None
         } else {
-            let client = Arc::new(ModelClient::new(&settings)?);
-            let runtime = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(settings.concurrency.clamp(1, RUNTIME_THREADS))
-                .thread_name("strataflow-model")
-                .enable_all()
-                .build()
-                .map_err(|e| ModelError::Config {
-                    setting: ModelError::SETTING_RUNTIME,
-                    problem: format!("cannot start the model runtime: {e}"),
-                })?;
-            Some(Online {
-                client,
-                runtime: Some(runtime),
-            })
+            Some(Online::start(&settings)?)
         };
         Ok(Self {
             store,
@@ -153,24 +141,73 @@ impl RecordingGateway {
 }
 
 impl Online {
+    /// Builds the client (a bad base URL or a missing API key variable is
+    /// [`ModelError::Config`]) and its runtime.
+    pub(crate) fn start(settings: &ModelSettings) -> Result<Self, ModelError> {
+        let client = Arc::new(ModelClient::new(settings)?);
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(settings.concurrency.clamp(1, RUNTIME_THREADS))
+            .thread_name("strataflow-model")
+            .enable_all()
+            .build()
+            .map_err(|e| ModelError::Config {
+                setting: ModelError::SETTING_RUNTIME,
+                problem: format!("cannot start the model runtime: {e}"),
+            })?;
+        Ok(Self {
+            client,
+            runtime: Some(runtime),
+        })
+    }
+
     /// Runs the client on the gateway's runtime and waits for it.
     fn run(&self, request: &ModelRequest) -> Result<Completion, ModelError> {
-        let Some(runtime) = &self.runtime else {
-            return Err(ModelError::local("the model runtime is shut down"));
-        };
-        let (tx, rx) = mpsc::sync_channel(1);
-        let client = Arc::clone(&self.client);
         let request = request.clone();
-        runtime.spawn(async move {
-            // The receiver is gone only when the caller gave up.
-            let _ = tx.send(client.complete(&request).await);
-        });
-        let wait = move || {
-            rx.recv().unwrap_or_else(|_| {
-                Err(ModelError::local(
-                    "the model request was dropped before it answered",
-                ))
+        self.wait_all(vec![move |client: Arc<ModelClient>| async move {
+            client.complete(&request).await
+        }])
+        .pop()
+        .unwrap_or_else(|| Err(ModelError::local("the model request gave no answer")))
+    }
+
+    /// Runs every job on the runtime at once (the client's semaphore limits
+    /// how many requests are in flight) and waits for all of them; answers
+    /// in the jobs' order. Works from any thread, inside a multi-thread
+    /// runtime through `block_in_place`.
+    pub(crate) fn wait_all<J, F>(&self, jobs: Vec<J>) -> Vec<Result<Completion, ModelError>>
+    where
+        J: FnOnce(Arc<ModelClient>) -> F,
+        F: std::future::Future<Output = Result<Completion, ModelError>> + Send + 'static,
+    {
+        let Some(runtime) = &self.runtime else {
+            return jobs
+                .iter()
+                .map(|_| Err(ModelError::local("the model runtime is shut down")))
+                .collect();
+        };
+        let receivers: Vec<_> = jobs
+            .into_iter()
+            .map(|job| {
+                let (tx, rx) = mpsc::sync_channel(1);
+                let future = job(Arc::clone(&self.client));
+                runtime.spawn(async move {
+                    // The receiver is gone only when the caller gave up.
+                    let _ = tx.send(future.await);
+                });
+                rx
             })
+            .collect();
+        let wait = move || {
+            receivers
+                .into_iter()
+                .map(|rx| {
+                    rx.recv().unwrap_or_else(|_| {
+                        Err(ModelError::local(
+                            "the model request was dropped before it answered",
+                        ))
+                    })
+                })
+                .collect()
         };
         match Handle::try_current() {
             Ok(handle) if handle.runtime_flavor() == RuntimeFlavor::MultiThread => {

@@ -2,17 +2,20 @@
 //!
 //! What answers model-backed operators: an OpenAI-compatible chat client
 //! ([`client`]) behind a gateway that records every call in the log and
-//! serves recorded calls from it ([`gateway`]), the parsing of a chat
+//! serves recorded calls from it ([`gateway`]), the `openai-embeddings@1`
+//! embedder recorded the same way ([`embeddings`]), the parsing of a chat
 //! completion into the operator's arguments ([`response`]), the settings
 //! ([`settings`]) and the call counters ([`stats`]).
 
 pub mod client;
+pub mod embeddings;
 pub mod gateway;
 pub mod response;
 pub mod settings;
 pub mod stats;
 
 pub use client::{Completion, ModelClient};
+pub use embeddings::{EmbeddingSettings, OpenAiEmbedder};
 pub use gateway::RecordingGateway;
 pub use response::{CompletionAnswer, parse_completion};
 pub use settings::ModelSettings;

@@ -52,6 +52,12 @@ impl ModelSettings {
         format!("{}/chat/completions", self.base_url.trim_end_matches('/'))
     }
 
+    /// The embeddings endpoint: the base URL without trailing slashes
+    /// followed by `/embeddings`.
+    pub fn embeddings_endpoint(&self) -> String {
+        format!("{}/embeddings", self.base_url.trim_end_matches('/'))
+    }
+
     /// Wait before retry number `retry` (1-based) when the service gave no
     /// `Retry-After`: `initial_backoff · 2^(retry-1)`, at most `max_backoff`.
     pub fn backoff(&self, retry: u32) -> Duration {
@@ -75,6 +81,7 @@ mod tests {
         assert_eq!(s.endpoint(), "http://h/v1/chat/completions");
         s.base_url = "http://h/v1".into();
         assert_eq!(s.endpoint(), "http://h/v1/chat/completions");
+        assert_eq!(s.embeddings_endpoint(), "http://h/v1/embeddings");
     }
 
     #[test]

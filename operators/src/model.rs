@@ -102,15 +102,23 @@ impl ModelRequest {
     /// `strataflow model call v1`) over operator id, model and the
     /// canonical request, each followed by a zero byte.
     pub fn key(&self) -> Digest {
-        let mut h = blake3::Hasher::new_derive_key("strataflow model call v1");
-        h.update(self.operator.to_string().as_bytes());
-        h.update(&[0]);
-        h.update(self.model.as_bytes());
-        h.update(&[0]);
-        h.update(self.canonical().as_bytes());
-        h.update(&[0]);
-        RecordId(*h.finalize().as_bytes())
+        model_call_key(&self.operator, &self.model, &self.canonical())
     }
+}
+
+/// The key of a recorded model call ([`ModelRequest::key`], and the
+/// embedders' requests): blake3 (key-derivation mode, context
+/// `strataflow model call v1`) over operator id, model and the canonical
+/// request, each followed by a zero byte.
+pub fn model_call_key(operator: &OperatorId, model: &str, canonical: &str) -> Digest {
+    let mut h = blake3::Hasher::new_derive_key("strataflow model call v1");
+    h.update(operator.to_string().as_bytes());
+    h.update(&[0]);
+    h.update(model.as_bytes());
+    h.update(&[0]);
+    h.update(canonical.as_bytes());
+    h.update(&[0]);
+    RecordId(*h.finalize().as_bytes())
 }
 
 /// Appends `s` as a JSON string (serde_json's escaping).

@@ -23,6 +23,7 @@ mod diff_queries_bad_line;
 mod diff_queries_jsonl;
 mod diff_queries_locomo;
 mod diff_summaries;
+mod embeddings_openai;
 mod eval_graph;
 mod eval_locomo;
 mod evidence_gate;

@@ -1,7 +1,7 @@
 //! A scripted OpenAI-compatible chat server on `127.0.0.1:0` for tests.
 //!
 //! It answers `POST /v1/chat/completions` and `POST /chat/completions`
-//! (HTTP/1.1, `Content-Length` bodies, one request per connection) from a
+//! (and the same for `/embeddings`, with `Reply::Raw` bodies) (HTTP/1.1, `Content-Length` bodies, one request per connection) from a
 //! responder closure, after consuming a queue of injected faults one per
 //! request. It counts requests by outcome, keeps the request bodies and
 //! `Authorization` headers, tracks how many requests were in flight at
@@ -227,7 +227,12 @@ async fn serve(mut stream: TcpStream, shared: &Shared) -> std::io::Result<()> {
         return Ok(());
     };
     let path = request.path.split('?').next().unwrap_or_default();
-    if request.method != "POST" || !matches!(path, "/v1/chat/completions" | "/chat/completions") {
+    if request.method != "POST"
+        || !matches!(
+            path,
+            "/v1/chat/completions" | "/chat/completions" | "/v1/embeddings" | "/embeddings"
+        )
+    {
         return write_response(&mut stream, 404, &[], "{\"error\":\"not found\"}").await;
     }
     let now = shared.in_flight.fetch_add(1, Ordering::SeqCst) + 1;

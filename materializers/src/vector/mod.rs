@@ -1,0 +1,474 @@
+//! Vector indexes: top-k cosine over the vectors of one label, a pure data
+//! structure (no storage; the views persist and refresh it).
+//!
+//! - [`ExactIndex`]: every row compared. Rows are scaled to unit length at
+//!   insert and kept contiguous (`dims` f32 per row), so cosine is a dot
+//!   product computed by a plain loop over eight lanes that the compiler
+//!   vectorises; the same rows and query give the same answer bit for bit.
+//! - [`ApproxIndex`]: an HNSW graph (`instant-distance`) over the same rows,
+//!   built from a seed on a pool of `build_threads` threads (1: the same
+//!   graph every run). It can miss a near neighbour; the bench
+//!   `benches/vectors.rs` measures its recall@10 against exact.
+//! - [`VectorIndex`]: exact, plus the approximate graph when it holds more
+//!   than [`VectorConfig::approximate_above`] rows.
+//!
+//! Every search returns at most `k` [`Hit`]s, most similar first, equal
+//! similarities by id, only ids the filter keeps. Similarity is the cosine
+//! (1 − cosine distance).
+
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, BinaryHeap};
+use std::sync::Arc;
+
+/// Why a vector was not inserted or searched.
+#[derive(Clone, PartialEq, Eq, Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum VectorError {
+    /// The vector's length is not the index's dimensions.
+    #[error("a vector of {got} dimensions for an index of {expected}")]
+    Dimensions {
+        /// The index's dimensions.
+        expected: usize,
+        /// The vector's length.
+        got: usize,
+    },
+    /// The vector holds a NaN or an infinity.
+    #[error("a vector with a value that is not finite")]
+    NotFinite,
+    /// The vector is all zeros: it has no direction.
+    #[error("a zero vector has no direction")]
+    Zero,
+    /// The approximate index could not be built.
+    #[error("cannot build the approximate index: {0}")]
+    Build(String),
+}
+
+/// One match.
+#[derive(Clone, PartialEq, Debug)]
+pub struct Hit<Id> {
+    /// The row's id.
+    pub id: Id,
+    /// Cosine similarity with the query, from −1 to 1.
+    pub similarity: f32,
+}
+
+/// When and how the approximate index is used.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct VectorConfig {
+    /// Rows above which [`VectorIndex`] builds and searches an HNSW graph.
+    pub approximate_above: usize,
+    /// Candidates kept while inserting (HNSW `ef_construction`).
+    pub ef_construction: usize,
+    /// Candidates kept while searching (HNSW `ef_search`); a search for more
+    /// than this many hits is exact.
+    pub ef_search: usize,
+    /// Seed of the layer assignment.
+    pub seed: u64,
+    /// Threads building the graph; 1 builds the same graph every run.
+    pub build_threads: usize,
+}
+
+impl Default for VectorConfig {
+    fn default() -> Self {
+        Self {
+            approximate_above: 50_000,
+            ef_construction: 100,
+            ef_search: 100,
+            seed: 17,
+            build_threads: 1,
+        }
+    }
+}
+
+/// Checks a vector against `dims` and returns it scaled to unit length.
+fn unit(dims: usize, vector: &[f32]) -> Result<Vec<f32>, VectorError> {
+    if vector.len() != dims {
+        return Err(VectorError::Dimensions {
+            expected: dims,
+            got: vector.len(),
+        });
+    }
+    if vector.iter().any(|x| !x.is_finite()) {
+        return Err(VectorError::NotFinite);
+    }
+    let norm = dot(vector, vector).sqrt();
+    if norm == 0.0 || !norm.is_finite() {
+        return Err(VectorError::Zero);
+    }
+    Ok(vector.iter().map(|x| x / norm).collect())
+}
+
+/// The dot product over eight lanes (vectorised), lanes summed in order.
+pub fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let mut lanes = [0f32; 8];
+    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
+    let tail: f32 = ca
+        .remainder()
+        .iter()
+        .zip(cb.remainder())
+        .map(|(x, y)| x * y)
+        .sum();
+    for (x, y) in ca.zip(cb) {
+        for ((lane, x), y) in lanes.iter_mut().zip(x).zip(y) {
+            *lane += x * y;
+        }
+    }
+    lanes.iter().sum::<f32>() + tail
+}
+
+/// A candidate in a top-k heap: "greater" is a better match (higher
+/// similarity, then smaller id).
+struct Ranked<'a, Id> {
+    similarity: f32,
+    id: &'a Id,
+}
+
+impl<Id: Ord> Ord for Ranked<'_, Id> {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.similarity
+            .total_cmp(&other.similarity)
+            .then_with(|| other.id.cmp(self.id))
+    }
+}
+
+impl<Id: Ord> PartialOrd for Ranked<'_, Id> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl<Id: Ord> PartialEq for Ranked<'_, Id> {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl<Id: Ord> Eq for Ranked<'_, Id> {}
+
+/// Keeps the best `k` of what it is offered.
+struct TopK<'a, Id> {
+    k: usize,
+    /// A min-heap through `Reverse`: its top is the worst kept.
+    heap: BinaryHeap<std::cmp::Reverse<Ranked<'a, Id>>>,
+}
+
+impl<'a, Id: Ord + Clone> TopK<'a, Id> {
+    fn new(k: usize) -> Self {
+        Self {
+            k,
+            heap: BinaryHeap::with_capacity(k + 1),
+        }
+    }
+
+    fn offer(&mut self, similarity: f32, id: &'a Id) {
+        if self.k == 0 {
+            return;
+        }
+        let candidate = Ranked { similarity, id };
+        if self.heap.len() < self.k {
+            self.heap.push(std::cmp::Reverse(candidate));
+        } else if self.heap.peek().is_some_and(|worst| candidate > worst.0) {
+            self.heap.pop();
+            self.heap.push(std::cmp::Reverse(candidate));
+        }
+    }
+
+    fn hits(self) -> Vec<Hit<Id>> {
+        let mut ranked: Vec<Ranked<'a, Id>> = self.heap.into_iter().map(|r| r.0).collect();
+        ranked.sort_by(|a, b| b.cmp(a));
+        ranked
+            .into_iter()
+            .map(|r| Hit {
+                id: r.id.clone(),
+                similarity: r.similarity,
+            })
+            .collect()
+    }
+}
+
+/// Exact top-k cosine over contiguous unit rows.
+#[derive(Clone, Debug)]
+pub struct ExactIndex<Id> {
+    dims: usize,
+    ids: Vec<Id>,
+    rows: Vec<f32>,
+    positions: BTreeMap<Id, usize>,
+}
+
+impl<Id: Ord + Clone> ExactIndex<Id> {
+    /// An empty index of vectors of `dims` values.
+    pub fn new(dims: usize) -> Self {
+        Self {
+            dims,
+            ids: Vec::new(),
+            rows: Vec::new(),
+            positions: BTreeMap::new(),
+        }
+    }
+
+    /// The vectors' length.
+    pub fn dims(&self) -> usize {
+        self.dims
+    }
+
+    /// Rows held.
+    pub fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    /// Whether it holds no row.
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
+    }
+
+    /// Inserts `vector` under `id` (scaled to unit length), replacing the
+    /// id's row when it has one.
+    ///
+    /// # Errors
+    /// [`VectorError`] for a wrong length, a non-finite value or a zero
+    /// vector; the index is unchanged.
+    pub fn insert(&mut self, id: Id, vector: &[f32]) -> Result<(), VectorError> {
+        let row = unit(self.dims, vector)?;
+        match self.positions.get(&id) {
+            Some(&i) => {
+                if let Some(slot) = self.rows.get_mut(i * self.dims..(i + 1) * self.dims) {
+                    slot.copy_from_slice(&row);
+                }
+            }
+            None => {
+                self.positions.insert(id.clone(), self.ids.len());
+                self.ids.push(id);
+                self.rows.extend_from_slice(&row);
+            }
+        }
+        Ok(())
+    }
+
+    /// Removes an id's row; whether it had one. The last row takes its
+    /// place.
+    pub fn remove(&mut self, id: &Id) -> bool {
+        let Some(i) = self.positions.remove(id) else {
+            return false;
+        };
+        let last = self.ids.len() - 1;
+        if i != last {
+            self.rows
+                .copy_within(last * self.dims..(last + 1) * self.dims, i * self.dims);
+            self.ids.swap(i, last);
+            if let Some(moved) = self.ids.get(i) {
+                self.positions.insert(moved.clone(), i);
+            }
+        }
+        self.ids.pop();
+        self.rows.truncate(last * self.dims);
+        true
+    }
+
+    /// The unit row of an id.
+    pub fn get(&self, id: &Id) -> Option<&[f32]> {
+        let &i = self.positions.get(id)?;
+        self.row(i)
+    }
+
+    fn row(&self, i: usize) -> Option<&[f32]> {
+        self.rows.get(i * self.dims..(i + 1) * self.dims)
+    }
+
+    /// The `k` rows most similar to `query` among those `filter` keeps.
+    ///
+    /// # Errors
+    /// [`VectorError`] for a query of the wrong length, not finite or zero.
+    pub fn search(
+        &self,
+        query: &[f32],
+        k: usize,
+        filter: Option<&dyn Fn(&Id) -> bool>,
+    ) -> Result<Vec<Hit<Id>>, VectorError> {
+        let query = unit(self.dims, query)?;
+        let mut top = TopK::new(k);
+        if self.dims == 0 {
+            return Ok(top.hits());
+        }
+        for (id, row) in self.ids.iter().zip(self.rows.chunks_exact(self.dims)) {
+            if filter.is_none_or(|keep| keep(id)) {
+                top.offer(dot(&query, row), id);
+            }
+        }
+        Ok(top.hits())
+    }
+}
+
+/// A point of the HNSW graph: one row of the shared unit rows.
+#[derive(Clone)]
+struct Row {
+    rows: Arc<[f32]>,
+    start: usize,
+    dims: usize,
+}
+
+impl Row {
+    fn values(&self) -> &[f32] {
+        self.rows
+            .get(self.start..self.start + self.dims)
+            .unwrap_or_default()
+    }
+}
+
+impl instant_distance::Point for Row {
+    fn distance(&self, other: &Self) -> f32 {
+        // Cosine distance of unit rows, never NaN.
+        (1.0 - dot(self.values(), other.values())).max(0.0)
+    }
+}
+
+/// An HNSW graph over a copy of an exact index's rows.
+pub struct ApproxIndex<Id> {
+    dims: usize,
+    ids: Vec<Id>,
+    hnsw: instant_distance::Hnsw<Row>,
+    ef_search: usize,
+}
+
+impl<Id> std::fmt::Debug for ApproxIndex<Id> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ApproxIndex")
+            .field("dims", &self.dims)
+            .field("rows", &self.ids.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<Id: Ord + Clone + Send + Sync> ApproxIndex<Id> {
+    /// Builds the graph over `exact`'s rows with `config`'s parameters.
+    ///
+    /// # Errors
+    /// [`VectorError::Build`] when the build's thread pool cannot start.
+    pub fn build(exact: &ExactIndex<Id>, config: &VectorConfig) -> Result<Self, VectorError> {
+        let rows: Arc<[f32]> = Arc::from(exact.rows.as_slice());
+        let dims = exact.dims;
+        let points: Vec<Row> = (0..exact.len())
+            .map(|i| Row {
+                rows: Arc::clone(&rows),
+                start: i * dims,
+                dims,
+            })
+            .collect();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(config.build_threads.max(1))
+            .build()
+            .map_err(|e| VectorError::Build(e.to_string()))?;
+        let builder = instant_distance::Builder::default()
+            .seed(config.seed)
+            .ef_construction(config.ef_construction)
+            .ef_search(config.ef_search);
+        let (hnsw, _) = pool.install(|| builder.build_hnsw(points));
+        Ok(Self {
+            dims,
+            ids: exact.ids.clone(),
+            hnsw,
+            ef_search: config.ef_search,
+        })
+    }
+
+    /// Rows held.
+    pub fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    /// Whether it holds no row.
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
+    }
+
+    /// Up to `k` approximate nearest rows that `filter` keeps, from the
+    /// graph's `ef_search` candidates; `None` when those are not enough
+    /// (more than `ef_search` asked, or the filter left fewer than `k`), so
+    /// that the caller searches exactly.
+    ///
+    /// # Errors
+    /// [`VectorError`] for a query of the wrong length, not finite or zero.
+    pub fn search(
+        &self,
+        query: &[f32],
+        k: usize,
+        filter: Option<&dyn Fn(&Id) -> bool>,
+    ) -> Result<Option<Vec<Hit<Id>>>, VectorError> {
+        let query = unit(self.dims, query)?;
+        if k > self.ef_search {
+            return Ok(None);
+        }
+        let point = Row {
+            rows: Arc::from(query.as_slice()),
+            start: 0,
+            dims: self.dims,
+        };
+        let mut search = instant_distance::Search::default();
+        let mut top = TopK::new(k);
+        let mut kept = 0usize;
+        for item in self.hnsw.search(&point, &mut search) {
+            let Some(id) = self.ids.get(item.point.start / self.dims.max(1)) else {
+                continue;
+            };
+            if filter.is_none_or(|keep| keep(id)) {
+                kept += 1;
+                top.offer(dot(&query, item.point.values()), id);
+            }
+        }
+        Ok((kept >= k.min(self.ids.len())).then(|| top.hits()))
+    }
+}
+
+/// Exact rows, plus an HNSW graph above the configured size.
+#[derive(Debug)]
+pub struct VectorIndex<Id> {
+    exact: ExactIndex<Id>,
+    approx: Option<ApproxIndex<Id>>,
+}
+
+impl<Id: Ord + Clone + Send + Sync> VectorIndex<Id> {
+    /// Takes the exact rows and builds the graph when they are more than
+    /// `config.approximate_above`.
+    ///
+    /// # Errors
+    /// [`VectorError::Build`] when the graph cannot be built.
+    pub fn build(exact: ExactIndex<Id>, config: &VectorConfig) -> Result<Self, VectorError> {
+        let approx = if exact.len() > config.approximate_above {
+            Some(ApproxIndex::build(&exact, config)?)
+        } else {
+            None
+        };
+        Ok(Self { exact, approx })
+    }
+
+    /// The exact rows.
+    pub fn exact(&self) -> &ExactIndex<Id> {
+        &self.exact
+    }
+
+    /// Whether searches go through the graph.
+    pub fn is_approximate(&self) -> bool {
+        self.approx.is_some()
+    }
+
+    /// The `k` most similar rows that `filter` keeps: through the graph when
+    /// there is one and its candidates suffice, else exactly.
+    ///
+    /// # Errors
+    /// [`VectorError`] for a query of the wrong length, not finite or zero.
+    pub fn search(
+        &self,
+        query: &[f32],
+        k: usize,
+        filter: Option<&dyn Fn(&Id) -> bool>,
+    ) -> Result<Vec<Hit<Id>>, VectorError> {
+        if let Some(approx) = &self.approx
+            && let Some(hits) = approx.search(query, k, filter)?
+        {
+            return Ok(hits);
+        }
+        self.exact.search(query, k, filter)
+    }
+}
+
+#[cfg(test)]
+mod tests;
