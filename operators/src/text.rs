@@ -113,6 +113,63 @@ pub fn words(text: &str) -> Vec<String> {
 #[cfg(test)]
 pub(crate) use strataflow_text::normalise::push_lowercase;
 
+/// A word list looked up by binary search: given in any order (as it is
+/// written, for reading), sorted once on first use. Same answers as
+/// `list.contains(&word)`, in a few comparisons instead of one per word.
+#[derive(Debug)]
+pub struct WordSet {
+    words: &'static [&'static str],
+    sorted: std::sync::OnceLock<Vec<&'static str>>,
+}
+
+impl WordSet {
+    /// The set of `words`.
+    pub const fn new(words: &'static [&'static str]) -> Self {
+        Self {
+            words,
+            sorted: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// Whether `word` is one of the list.
+    pub fn contains(&self, word: &str) -> bool {
+        self.sorted
+            .get_or_init(|| {
+                let mut sorted = self.words.to_vec();
+                sorted.sort_unstable_by(|a, b| by_length(a, b));
+                sorted.dedup();
+                sorted
+            })
+            .binary_search_by(|w| by_length(w, word))
+            .is_ok()
+    }
+
+    /// The list as written.
+    pub fn words(&self) -> &'static [&'static str] {
+        self.words
+    }
+}
+
+/// Words ordered by length, then bytes: most comparisons of a look-up
+/// are one of lengths.
+pub(crate) fn by_length(a: &str, b: &str) -> std::cmp::Ordering {
+    a.len().cmp(&b.len()).then_with(|| a.cmp(b))
+}
+
+/// Whether `text` holds `needle` (ASCII) in any mix of ASCII case.
+pub(crate) fn contains_ascii_ci(text: &str, needle: &str) -> bool {
+    let (hay, needle) = (text.as_bytes(), needle.as_bytes());
+    let Some(&first) = needle.first() else {
+        return true;
+    };
+    hay.iter().enumerate().any(|(at, b)| {
+        b.eq_ignore_ascii_case(&first)
+            && hay
+                .get(at..at + needle.len())
+                .is_some_and(|w| w.eq_ignore_ascii_case(needle))
+    })
+}
+
 /// Words that carry no topic.
 pub fn is_stop_word(word: &str) -> bool {
     STOP_WORDS.binary_search(&word).is_ok()
@@ -416,7 +473,11 @@ const NOT_VERBS_ED: &[&str] = &[
 
 /// Greetings and reactions that carry no memory on their own.
 pub fn is_chatter(sentence: &str) -> bool {
-    let w = words(sentence);
+    is_chatter_words(&words(sentence))
+}
+
+/// [`is_chatter`] on a sentence's [`words`] `w`.
+pub fn is_chatter_words(w: &[String]) -> bool {
     if w.is_empty() {
         return true;
     }
@@ -460,8 +521,44 @@ pub fn clip(text: &str, max: usize) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    /// A word of the list, the list's words changed a little (case, a
+    /// letter more or less, an apostrophe) and unrelated words: `WordSet`
+    /// answers as the list does.
+    pub(crate) fn assert_same_answers(set: &WordSet) {
+        let list = set.words();
+        let mut probes: Vec<String> = vec![String::new(), "zzz".into(), "a'".into(), "é".into()];
+        for w in list {
+            probes.push((*w).to_owned());
+            probes.push(w.to_uppercase());
+            probes.push(format!("{w}s"));
+            probes.push(format!("x{w}"));
+            probes.push(format!("{w}'"));
+            probes.extend(w.get(1..).map(str::to_owned));
+            probes.extend(w.get(..w.len().saturating_sub(1)).map(str::to_owned));
+        }
+        for p in &probes {
+            assert_eq!(set.contains(p), list.contains(&p.as_str()), "{p:?}");
+        }
+        assert!(list.iter().all(|w| set.contains(w)));
+    }
+
+    #[test]
+    fn word_sets_answer_as_their_lists() {
+        static SET: WordSet = WordSet::new(&["the", "a", "an", "the", "zebra", "i'm"]);
+        assert_same_answers(&SET);
+        assert!(SET.contains("i'm") && !SET.contains("im"));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn word_sets_answer_as_their_lists_for_any_word(word in "[a-e']{0,3}") {
+            static SET: WordSet = WordSet::new(&["e", "ab", "a", "b'a", "dd", "ca", "b", "aaa"]);
+            proptest::prop_assert_eq!(SET.contains(&word), SET.words().contains(&word.as_str()));
+        }
+    }
 
     #[test]
     fn stop_and_event_word_lists_are_sorted() {

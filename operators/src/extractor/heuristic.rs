@@ -88,7 +88,8 @@ use crate::operator::{
     Extraction, ExtractionInput, Extractor, OperatorError, OperatorId, config_hash,
 };
 use crate::text::{
-    Splitter, clip, has_event_cue, is_chatter, is_first_person, is_question, is_stop_word, words,
+    Splitter, clip, has_event_cue, is_chatter, is_chatter_words, is_first_person, is_question,
+    is_stop_word, words,
 };
 
 /// The heuristic extractor.
@@ -307,6 +308,10 @@ pub fn speaker_name(message: &Message) -> String {
 struct Group {
     sentences: Vec<String>,
     time: Option<TimeExpression>,
+    /// The [`words`] of the sentences, in order, when the version's
+    /// selection read them (version 5), else empty: the words of the joined
+    /// sentences are those of each in turn (no word spans a space).
+    words: Vec<String>,
 }
 
 /// `others`: people of the block (not the speaker) whose named statements
@@ -326,10 +331,10 @@ fn statement_groups(message: &Message, others: &[&str], version: Version) -> Vec
         let states_time = best
             .as_ref()
             .is_some_and(|t| t.basis != TimeBasis::Inferred);
-        let taken = if version == Version::Five {
-            is_taken_v5(s.text, states_time, others)
+        let (taken, mut words) = if version == Version::Five {
+            taken_words_v5(s.text, states_time, others).map_or((false, Vec::new()), |w| (true, w))
         } else {
-            is_statement(s.text, states_time, others)
+            (is_statement(s.text, states_time, others), Vec::new())
         };
         if !taken {
             if states_time {
@@ -339,17 +344,22 @@ fn statement_groups(message: &Message, others: &[&str], version: Version) -> Vec
         }
         let time = best.or_else(|| carried.take());
         match (time, groups.last_mut()) {
-            (None, Some(last)) => last.sentences.push(s.text.to_owned()),
+            (None, Some(last)) => {
+                last.sentences.push(s.text.to_owned());
+                last.words.append(&mut words);
+            }
             (Some(t), Some(last))
                 if last.time.as_ref().is_some_and(|l| {
                     (l.happened_start, l.happened_end) == (t.happened_start, t.happened_end)
                 }) =>
             {
                 last.sentences.push(s.text.to_owned());
+                last.words.append(&mut words);
             }
             (time, _) => groups.push(Group {
                 sentences: vec![s.text.to_owned()],
                 time,
+                words,
             }),
         }
     }
@@ -380,15 +390,17 @@ fn is_statement_words(sentence: &str, w: &[String], states_time: bool, others: &
 
 /// Version 5's choice of a sentence: `(is_statement || is_self_statement)
 /// && !is_pleasantry`, with the question and chatter tests and the words
-/// of the sentence computed once.
-fn is_taken_v5(sentence: &str, states_time: bool, others: &[&str]) -> bool {
-    if is_question(sentence) || is_chatter(sentence) || sentence.starts_with("[image:") {
-        return false;
+/// of the sentence computed once; the words of a sentence taken.
+fn taken_words_v5(sentence: &str, states_time: bool, others: &[&str]) -> Option<Vec<String>> {
+    if is_question(sentence) || sentence.starts_with("[image:") {
+        return None;
     }
     let w = words(sentence);
-    (is_statement_words(sentence, &w, states_time, others)
-        || is_self_statement_words(sentence, &w, others))
-        && !is_pleasantry_words(&w)
+    let taken = !is_chatter_words(&w)
+        && (is_statement_words(sentence, &w, states_time, others)
+            || is_self_statement_words(sentence, &w, others))
+        && !is_pleasantry_words(&w);
+    taken.then_some(w)
 }
 
 /// An informative self-statement (version 5): not a question, a reaction,
@@ -540,17 +552,23 @@ fn event_of(
 ) -> Event {
     let speaker = speaker_name(message);
     let text = group.sentences.join(" ");
-    let w = words(&text);
+    let joined;
+    let w: &[String] = if group.words.is_empty() {
+        joined = words(&text);
+        &joined
+    } else {
+        &group.words
+    };
     // The sentence that opened the group sets its tense.
     let first = group.sentences.first().map_or("", String::as_str);
     let tense = group
         .time
         .as_ref()
         .map_or_else(|| detect_tense(first), |t| t.tense);
-    let mut status = occurrence(&w, tense);
-    let mut event_type = event_type(&w, status);
+    let mut status = occurrence(w, tense);
+    let mut event_type = event_type(w, status);
     if version == Version::Five {
-        if is_wished_completion(&w) {
+        if is_wished_completion(w) {
             // "Priya wants the cutover done": a wish, not a completion.
             status = Occurrence::Planned;
             event_type = EventType::Plan;
@@ -612,7 +630,7 @@ fn event_of(
         }
     }
     let mut tags = vec![event_type.name().to_owned()];
-    tags.extend(topic_words(&w).into_iter().take(5));
+    tags.extend(topic_words(w).into_iter().take(5));
     Event {
         tenant: input.target.block.tenant.clone(),
         block: input.target.id,
@@ -636,7 +654,7 @@ fn event_of(
             conflicts_with: Vec::new(),
         },
         scope: Scope::User,
-        criticality: criticality(&w),
+        criticality: criticality(w),
         confidence_milli: match basis {
             TimeBasis::Explicit => 900,
             TimeBasis::Relative => 850,
@@ -1027,8 +1045,15 @@ fn is_wished_completion(w: &[String]) -> bool {
 /// the confirmation"); a "let me know" request is kept as a quote. Never
 /// "let Ana".
 pub fn third_person_v3(sentence: &str, speaker: &str) -> String {
-    let lower = sentence.to_lowercase();
-    if lower.contains("let me know") || lower.contains("let us know") {
+    // ASCII text lowercases as ASCII: no copy needed to search it.
+    let asks_to_be_told = if sentence.is_ascii() {
+        crate::text::contains_ascii_ci(sentence, "let me know")
+            || crate::text::contains_ascii_ci(sentence, "let us know")
+    } else {
+        let lower = sentence.to_lowercase();
+        lower.contains("let me know") || lower.contains("let us know")
+    };
+    if asks_to_be_told {
         return format!("{speaker} said: \"{}\"", sentence.trim());
     }
     let mut out = String::new();
@@ -1064,13 +1089,18 @@ pub fn third_person_v2(sentence: &str, speaker: &str) -> String {
         return format!("{speaker} said: \"{trimmed}\"");
     }
     let tokens: Vec<&str> = sentence.split(' ').collect();
-    let mut out: Vec<String> = Vec::new();
+    // The tokens joined by single spaces, as they are restated.
+    let mut out = String::with_capacity(sentence.len() + 16);
     // "I" was just restated as the subject: its verb is still to agree.
     let mut pending = false;
-    let mut prev_bare = String::new();
-    // The word before `prev_bare`, as written.
-    let mut before_prev = String::new();
-    let mut prev_raw = String::new();
+    // The previous word is `and`, `or` or `nor` (in any case: no other
+    // letter lowercases to theirs).
+    let mut prev_conjunction = false;
+    // The word before the previous one, as written.
+    let mut before_prev = "";
+    let mut prev_raw = "";
+    // Whether a token is in `out` (a space goes before the next one).
+    let mut restated_any = false;
     let mut i = 0;
     while let Some(tok) = tokens.get(i) {
         let core = tok.trim_start_matches(|c: char| !c.is_alphanumeric());
@@ -1078,7 +1108,11 @@ pub fn third_person_v2(sentence: &str, speaker: &str) -> String {
         let lead = tok.get(..tok.len() - core.len()).unwrap_or_default();
         let bare = core.trim_end_matches(|c: char| !c.is_alphanumeric() && c != '\'' && c != '’');
         let tail = core.get(bare.len()..).unwrap_or_default();
-        let norm = bare.replace('’', "'");
+        let norm: std::borrow::Cow<'_, str> = if bare.contains('’') {
+            bare.replace('’', "'").into()
+        } else {
+            bare.into()
+        };
         // Read only after `I` and `I'd`.
         let next = || {
             tokens
@@ -1092,13 +1126,13 @@ pub fn third_person_v2(sentence: &str, speaker: &str) -> String {
         };
         // "Marta and I", "my sister and I": a plural subject (not "…, and
         // I coach").
-        let plural = matches!(prev_bare.as_str(), "and" | "or" | "nor")
+        let plural = prev_conjunction
             && (before_prev.chars().next().is_some_and(char::is_uppercase)
                 || RELATIONS.contains(&before_prev.to_lowercase().as_str()));
         let mut restated: Option<String> = None;
         let was_pending = pending;
         pending = false;
-        match norm.as_str() {
+        match &*norm {
             "I'm" => restated = Some(format!("{speaker} is")),
             "I've" => restated = Some(format!("{speaker} has")),
             "I'll" => restated = Some(format!("{speaker} will")),
@@ -1138,23 +1172,26 @@ pub fn third_person_v2(sentence: &str, speaker: &str) -> String {
             }
             _ => {}
         }
-        out.push(match restated {
-            Some(r) => format!("{lead}{r}{tail}"),
-            None => (*tok).to_owned(),
-        });
+        if restated_any {
+            out.push(' ');
+        }
+        restated_any = true;
+        match restated {
+            Some(r) => {
+                out.push_str(lead);
+                out.push_str(&r);
+                out.push_str(tail);
+            }
+            None => out.push_str(tok),
+        }
         // A comma or stop after a word ends the phrase it could start.
-        before_prev = std::mem::replace(
-            &mut prev_raw,
-            if tail.is_empty() {
-                bare.to_owned()
-            } else {
-                String::new()
-            },
-        );
-        prev_bare = norm.to_lowercase();
+        before_prev = std::mem::replace(&mut prev_raw, if tail.is_empty() { bare } else { "" });
+        prev_conjunction = ["and", "or", "nor"]
+            .iter()
+            .any(|c| norm.eq_ignore_ascii_case(c));
         i += 1;
     }
-    out.join(" ")
+    out
 }
 
 /// People of the block: its speakers.

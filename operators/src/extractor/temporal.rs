@@ -352,6 +352,14 @@ pub fn resolve_best_after(
     {
         return best;
     }
+    // Every anaphor holds `that` or `same`; a folded token equal to either
+    // is spelled in ASCII letters (no other letter lowercases to them), so
+    // a sentence without either spelling needs no tokens.
+    if !crate::text::contains_ascii_ci(text, "that")
+        && !crate::text::contains_ascii_ci(text, "same")
+    {
+        return best;
+    }
     let toks = tokenize(text);
     let offset_ms = i64::from(mention.offset_minutes.unwrap_or(0)) * 60_000;
     let anaphor = toks.windows(2).enumerate().find_map(|(i, w)| {
@@ -2768,6 +2776,23 @@ mod tests {
             Some(("2024-05-14", "2024-05-17")),
         ),
     ];
+
+    /// `resolve_best_after` skips its anaphor scan when the text spells
+    /// neither `that` nor `same` in ASCII: that holds only if no other
+    /// character folds to one of their letters.
+    #[test]
+    fn only_ascii_letters_fold_to_the_anaphor_letters() {
+        for c in (0..=0x10_FFFF_u32).filter_map(char::from_u32) {
+            let mut folded = String::new();
+            crate::text::push_lowercase(&mut folded, c);
+            if folded.chars().any(|f| "thasme".contains(f)) {
+                assert!(c.is_ascii_alphabetic(), "{c:?} folds to {folded:?}");
+            }
+        }
+        assert!(crate::text::contains_ascii_ci("on THAT Saturday", "that"));
+        assert!(crate::text::contains_ascii_ci("the Same day", "same"));
+        assert!(!crate::text::contains_ascii_ci("on Saturday", "that"));
+    }
 
     #[test]
     fn v3_table() {

@@ -52,9 +52,10 @@
 use strataflow_record::Digest;
 use strataflow_record::record::{FactMode, GraphAssertion};
 
-use super::statements::{FUNCTION_WORDS, clean_value};
+use super::statements::{FUNCTION_WORD_SET, clean_value};
 use super::{Builder, EventCtx, Key, NAME, Sent};
 use crate::operator::{OperatorError, OperatorId, ProjectionInput, Projector, config_hash};
+use crate::text::WordSet;
 
 /// Version of [`HeuristicProjectorV4`].
 pub const VERSION_4: u32 = 4;
@@ -95,17 +96,17 @@ const SPEAKER_SUBJECTS: &[&str] = &[
 
 /// Auxiliaries between a subject and its verb.
 #[rustfmt::skip]
-const AUXILIARIES: &[&str] = &[
+static AUXILIARIES: WordSet = WordSet::new(&[
     "am", "is", "are", "was", "were", "be", "been", "being", "have", "has", "had", "do", "does",
     "did", "will", "would", "can", "could", "should", "might", "must", "may", "shall", "gonna",
     "wanna", "not", "never", "don't", "didn't", "doesn't", "won't", "can't", "cannot",
     "haven't", "hasn't", "hadn't", "wasn't", "weren't", "isn't", "aren't", "wouldn't",
     "couldn't", "shouldn't",
-];
+]);
 
 /// Adverbs skipped anywhere before the verb.
 #[rustfmt::skip]
-const SKIPPED_ADVERBS: &[&str] = &[
+static SKIPPED_ADVERBS: WordSet = WordSet::new(&[
     "really", "just", "also", "finally", "recently", "always", "usually", "still", "actually",
     "totally", "so", "already", "now", "even", "often", "sometimes", "kinda", "currently",
     "mostly", "truly", "definitely", "absolutely", "honestly", "genuinely", "officially",
@@ -113,11 +114,11 @@ const SKIPPED_ADVERBS: &[&str] = &[
     "slowly", "ever", "once", "again", "then", "probably", "certainly", "obviously", "literally",
     "especially", "regularly", "occasionally", "rarely", "hardly", "barely", "almost",
     "right", "hopefully", "happily", "soon",
-];
+]);
 
 /// Verbs whose object is a clause or nothing worth keeping.
 #[rustfmt::skip]
-const SKIP_VERBS: &[&str] = &[
+static SKIP_VERBS: WordSet = WordSet::new(&[
     "think", "thinks", "thought", "know", "knows", "knew", "guess", "mean", "means", "meant",
     "feel", "feels", "believe", "believes", "believed", "realize", "realized",
     "realise", "realised", "wonder", "wondered", "wish", "say", "says", "said", "tell", "told",
@@ -128,9 +129,9 @@ const SKIP_VERBS: &[&str] = &[
     "kept", "keeping", "glad", "sure", "happy", "sorry", "can", "will", "would", "could",
     "should", "must", "might", "may", "gonna", "wanna", "look", "looks", "looked", "looking",
     "sounds", "sound", "seems", "seem", "seemed", "put", "mind", "care", "cared",
-];
+]);
 
-/// Verbs of [`FUNCTION_WORDS`] or [`SKIP_VERBS`] that still take an object
+/// Verbs of [`super::statements::FUNCTION_WORDS`] or [`SKIP_VERBS`] that still take an object
 /// worth keeping (`had a picnic`, `make a family`, `love the beach`).
 #[rustfmt::skip]
 const LIGHT_VERBS: &[&str] = &[
@@ -154,16 +155,16 @@ const ATTACHED: &[&str] = &["for", "with", "in", "at", "from", "about", "on", "b
 
 /// Determiners and quantities skipped at the start of an object.
 #[rustfmt::skip]
-const OBJECT_DETERMINERS: &[&str] = &[
+static OBJECT_DETERMINERS: WordSet = WordSet::new(&[
     "a", "an", "the", "my", "our", "your", "his", "her", "their", "this", "that", "these",
     "those", "some", "any", "all", "each", "every", "lots", "loads", "plenty", "bunch",
     "couple", "few", "of", "one", "two", "three", "several", "many", "much", "more",
     "whole", "own", "such", "so", "another", "other", "quite", "really",
-];
+]);
 
 /// Words that end an object (time expressions, clause words, pronouns).
 #[rustfmt::skip]
-const OBJECT_END: &[&str] = &[
+static OBJECT_END: WordSet = WordSet::new(&[
     "and", "or", "but", "so", "because", "cause", "'cause", "when", "whenever", "while", "if",
     "that", "which", "who", "whom", "whose", "where", "since", "until", "after", "before", "than",
     "as", "like", "though", "although", "yesterday", "today", "tomorrow", "tonight", "now",
@@ -179,12 +180,12 @@ const OBJECT_END: &[&str] = &[
     "you've", "we're", "we've", "i'd", "i'll", "i've", "near", "during", "throughout",
     "despite", "without", "through", "around", "across", "behind", "cuz", "coz", "plus",
     "hopefully", "sooo", "soo", "super",
-];
+]);
 
 /// Words with no information on their own: a value of only these (and
 /// function words) is dropped.
 #[rustfmt::skip]
-const LIGHT: &[&str] = &[
+static LIGHT: WordSet = WordSet::new(&[
     "best", "time", "times", "lot", "lots", "way", "ways", "day", "days", "thing", "things",
     "stuff", "much", "part", "sense", "fun", "chance", "break", "moment", "moments", "idea",
     "ideas", "difference", "sure", "great", "good", "nice", "cool", "amazing", "awesome",
@@ -193,7 +194,7 @@ const LIGHT: &[&str] = &[
     "people", "others", "other", "own", "same", "new", "first", "last", "next", "little",
     "lot", "world", "life", "work", "what", "job", "support", "love", "feeling", "feelings",
     "words", "help", "care", "luck", "hard", "tough", "easy", "big", "long", "mix",
-];
+]);
 
 /// Phrases attached to an object at most (`took kids to museum for …`).
 const ATTACHED_MAX: usize = 2;
@@ -216,7 +217,7 @@ const POSSESSED_MAX: usize = 2;
 
 /// Clause facts of one sentence, when no earlier pattern found anything in
 /// it (`found`: facts and edges the earlier patterns made from it).
-fn match_clauses(ctx: &mut EventCtx, b: &mut Builder, s: &mut Sent, found: usize) {
+pub(super) fn match_clauses(ctx: &mut EventCtx, b: &mut Builder, s: &mut Sent, found: usize) {
     let _ = found;
     subjectless(ctx, b, s);
     possessed_after(ctx, b, s);
@@ -239,7 +240,7 @@ fn subjectless(ctx: &EventCtx, b: &mut Builder, s: &Sent) {
     let mut k = 0;
     while s
         .tok(k)
-        .is_some_and(|t| !t.word || t.is_any(SKIPPED_ADVERBS) || t.is_any(LEADING_INTERJECTIONS))
+        .is_some_and(|t| !t.word || t.is_any(&SKIPPED_ADVERBS) || t.is_any(LEADING_INTERJECTIONS))
     {
         k += 1;
     }
@@ -285,7 +286,7 @@ fn possessed_after(ctx: &EventCtx, b: &mut Builder, s: &Sent) {
         let subject: Vec<&super::Tok> = (start..i - 1).filter_map(|k| s.tok(k)).collect();
         if subject
             .iter()
-            .any(|t| !t.word || t.is_any(FUNCTION_WORDS) && !t.is_any(&["the", "a", "an"]))
+            .any(|t| !t.word || t.is_any(&FUNCTION_WORD_SET) && !t.is_any(&["the", "a", "an"]))
         {
             continue;
         }
@@ -303,7 +304,7 @@ fn possessed_after(ctx: &EventCtx, b: &mut Builder, s: &Sent) {
         let mut k = i + 1;
         while key.len() < 3
             && s.tok(k)
-                .is_some_and(|t| t.word && !t.is_any(FUNCTION_WORDS) && !t.is_any(OBJECT_END))
+                .is_some_and(|t| t.word && !t.is_any(&FUNCTION_WORD_SET) && !t.is_any(&OBJECT_END))
         {
             key.push(s.lower(k).to_owned());
             k += 1;
@@ -339,7 +340,7 @@ fn about_me(ctx: &EventCtx, b: &mut Builder, s: &Sent) {
 
 fn about_me_clause(ctx: &EventCtx, b: &mut Builder, s: &Sent, who: &Key, start: usize, end: usize) {
     let mut k = start;
-    while s.is_any(k, LEADING_INTERJECTIONS) || s.is_any(k, SKIPPED_ADVERBS) {
+    while s.is_any(k, LEADING_INTERJECTIONS) || s.is_any(k, &SKIPPED_ADVERBS) {
         k += 1;
     }
     // `NAME, my NOUN`.
@@ -352,7 +353,7 @@ fn about_me_clause(ctx: &EventCtx, b: &mut Builder, s: &Sent, who: &Key, start: 
         let noun: Vec<&str> = (end + 2..s.len())
             .map_while(|m| {
                 s.tok(m)
-                    .filter(|t| t.word && !t.is_any(FUNCTION_WORDS) && !t.is_any(OBJECT_END))
+                    .filter(|t| t.word && !t.is_any(&FUNCTION_WORD_SET) && !t.is_any(&OBJECT_END))
             })
             .map(|t| t.lower.as_str())
             .take(3)
@@ -374,7 +375,7 @@ fn about_me_clause(ctx: &EventCtx, b: &mut Builder, s: &Sent, who: &Key, start: 
             m += 1;
             continue;
         }
-        if t.is_any(FUNCTION_WORDS) && !t.is_any(&["and", "of", "in", "the"])
+        if t.is_any(&FUNCTION_WORD_SET) && !t.is_any(&["and", "of", "in", "the"])
             || t.is_any(SPEAKER_SUBJECTS)
         {
             return;
@@ -412,16 +413,19 @@ fn about_me_clause(ctx: &EventCtx, b: &mut Builder, s: &Sent, who: &Key, start: 
     }
     // `X is [so] ADJ to|for me`, `X is one of my faves`, `X is my favorite`.
     let mut j = m + 1;
-    while s.is_any(j, SKIPPED_ADVERBS) {
+    while s.is_any(j, &SKIPPED_ADVERBS) {
         j += 1;
     }
     if s.is(j, "one") && s.is(j + 1, "of") && s.is(j + 2, "my") {
-        if let Some(key) = s.tok(j + 3).filter(|t| t.word && !t.is_any(FUNCTION_WORDS)) {
+        if let Some(key) = s
+            .tok(j + 3)
+            .filter(|t| t.word && !t.is_any(&FUNCTION_WORD_SET))
+        {
             emit(ctx, b, who, &key.lower, subject);
         }
     } else if s
         .tok(j)
-        .is_some_and(|t| t.word && !t.is_any(FUNCTION_WORDS))
+        .is_some_and(|t| t.word && !t.is_any(&FUNCTION_WORD_SET))
         && s.is_any(j + 1, &["to", "for"])
         && s.is_any(j + 2, &["me", "us"])
     {
@@ -458,7 +462,10 @@ fn clause_fact(ctx: &mut EventCtx, b: &mut Builder, s: &Sent, i: usize) -> usize
         let mut noun = Vec::new();
         while noun.len() < POSSESSED_MAX
             && s.tok(k).is_some_and(|t| {
-                t.word && !t.is_any(FUNCTION_WORDS) && !t.is_any(AUXILIARIES) && !is_verb_like(t)
+                t.word
+                    && !t.is_any(&FUNCTION_WORD_SET)
+                    && !t.is_any(&AUXILIARIES)
+                    && !is_verb_like(t)
             })
         {
             noun.push(s.lower(k).to_owned());
@@ -488,7 +495,7 @@ fn clause_fact(ctx: &mut EventCtx, b: &mut Builder, s: &Sent, i: usize) -> usize
     let mut aux = matches!(subject_word, "i'd" | "we'd")
         || (matches!(subject_word, "i've" | "we've")
             && s.tok(after)
-                .is_some_and(|n| is_verb_like(n) || n.negates() || n.is_any(SKIPPED_ADVERBS)));
+                .is_some_and(|n| is_verb_like(n) || n.negates() || n.is_any(&SKIPPED_ADVERBS)));
     let mut negated = false;
     let mut j = after;
     // Auxiliaries, negations and adverbs.
@@ -510,15 +517,15 @@ fn clause_fact(ctx: &mut EventCtx, b: &mut Builder, s: &Sent, i: usize) -> usize
         } else if w == "used" && s.is(j + 1, "to") {
             j += 2;
             continue;
-        } else if w == "going" && s.is(j + 1, "to") && !s.is_any(j + 2, OBJECT_DETERMINERS) {
+        } else if w == "going" && s.is(j + 1, "to") && !s.is_any(j + 2, &OBJECT_DETERMINERS) {
             will = true;
             be = false;
             j += 2;
             continue;
         } else if matches!(w, "do" | "does" | "did")
             && !s.tok(j + 1).is_some_and(|n| {
-                !n.is_any(OBJECT_DETERMINERS)
-                    && (n.negates() || n.is_any(SKIPPED_ADVERBS) || lexical_tok(n))
+                !n.is_any(&OBJECT_DETERMINERS)
+                    && (n.negates() || n.is_any(&SKIPPED_ADVERBS) || lexical_tok(n))
             })
         {
             // `do` before a noun is the verb (`We do all kinds of dances`).
@@ -528,8 +535,8 @@ fn clause_fact(ctx: &mut EventCtx, b: &mut Builder, s: &Sent, i: usize) -> usize
         {
             // `have` before a noun is the verb (`We have unique paths`).
             break;
-        } else if SKIPPED_ADVERBS.contains(&w) || tok.is_any(AUXILIARIES) {
-            if !SKIPPED_ADVERBS.contains(&w) {
+        } else if SKIPPED_ADVERBS.contains(w) || tok.is_any(&AUXILIARIES) {
+            if !SKIPPED_ADVERBS.contains(w) {
                 aux = true;
             }
         } else {
@@ -681,7 +688,7 @@ fn verb_clause(
         return Some(end);
     }
     if s.is_any(k, PREPOSITIONS) {
-        if s.is(k, "to") && s.tok(k + 1).is_some_and(|t| t.is_any(SKIP_VERBS)) {
+        if s.is(k, "to") && s.tok(k + 1).is_some_and(|t| t.is_any(&SKIP_VERBS)) {
             return None;
         }
         key = format!("{key} {}", s.lower(k));
@@ -695,13 +702,13 @@ fn verb_clause(
 /// `ADJ [PREP] X` or `ADJ to VERB X` at `j`: the key tail and the value.
 fn adjective_object(s: &Sent, j: usize) -> Option<(usize, String, String)> {
     let adj = s.tok(j).filter(|t| {
-        t.word && !t.is_any(FUNCTION_WORDS) && !t.is_any(OBJECT_END) && !t.is_name_word()
+        t.word && !t.is_any(&FUNCTION_WORD_SET) && !t.is_any(&OBJECT_END) && !t.is_name_word()
     })?;
     let mut k = j + 1;
     // `happy and thankful for`.
     if s.is_any(k, &["and", "or"])
         && s.tok(k + 1)
-            .is_some_and(|t| t.word && !t.is_any(FUNCTION_WORDS))
+            .is_some_and(|t| t.word && !t.is_any(&FUNCTION_WORD_SET))
         && s.is_any(k + 2, PREPOSITIONS)
     {
         k += 2;
@@ -747,9 +754,9 @@ fn verb_object(s: &Sent, i: usize) -> Option<(usize, String)> {
 fn lexical_tok(t: &super::Tok) -> bool {
     t.word
         && (!t.is_name_word() || t.lower.ends_with("ed") || t.lower.ends_with("ing"))
-        && !t.is_any(FUNCTION_WORDS)
-        && !t.is_any(SKIP_VERBS)
-        && !t.is_any(OBJECT_END)
+        && !t.is_any(&FUNCTION_WORD_SET)
+        && !t.is_any(&SKIP_VERBS)
+        && !t.is_any(&OBJECT_END)
         && t.lower.chars().all(|c| c.is_alphabetic() || c == '-')
         && t.lower.len() >= 2
 }
@@ -765,14 +772,14 @@ fn is_verb_like(t: &super::Tok) -> bool {
     t.lower.ends_with("ed")
         || t.lower.ends_with("ing")
         || crate::extractor::temporal::is_past_verb(&t.lower)
-        || t.is_any(SKIP_VERBS)
+        || t.is_any(&SKIP_VERBS)
 }
 
 /// The object noun phrase at `i` (see the module docs): at most `max`
 /// words, with the index after it.
 fn object(s: &Sent, i: usize, max: usize) -> Option<(usize, String)> {
     let mut k = i;
-    while s.is_any(k, OBJECT_DETERMINERS) || s.is(k, "lot") && s.is(k + 1, "of") {
+    while s.is_any(k, &OBJECT_DETERMINERS) || s.is(k, "lot") && s.is(k + 1, "of") {
         k += 1;
     }
     if s.is_any(k, &["go", "going"]) && s.tok(k + 1).is_some_and(|t| t.lower.ends_with("ing")) {
@@ -788,14 +795,14 @@ fn object(s: &Sent, i: usize, max: usize) -> Option<(usize, String)> {
         if t.is_any(&["and", "or"]) && !words.is_empty() {
             // Nouns joined: `husband and kids`, `counseling or mental health`.
             let mut m = k + 1;
-            while s.is_any(m, OBJECT_DETERMINERS) && !s.is(m, "of") {
+            while s.is_any(m, &OBJECT_DETERMINERS) && !s.is(m, "of") {
                 m += 1;
             }
             match s.tok(m) {
                 Some(n)
                     if n.word
-                        && !n.is_any(OBJECT_END)
-                        && !n.is_any(FUNCTION_WORDS)
+                        && !n.is_any(&OBJECT_END)
+                        && !n.is_any(&FUNCTION_WORD_SET)
                         && !n.lower.ends_with("ed")
                         && !crate::extractor::temporal::is_past_verb(&n.lower)
                         && words.len() + 2 <= max =>
@@ -814,7 +821,7 @@ fn object(s: &Sent, i: usize, max: usize) -> Option<(usize, String)> {
             }
             words.push("of".to_owned());
             k += 1;
-            while s.is_any(k, OBJECT_DETERMINERS) && !s.is(k, "of") {
+            while s.is_any(k, &OBJECT_DETERMINERS) && !s.is(k, "of") {
                 k += 1;
             }
             continue;
@@ -840,12 +847,12 @@ fn object(s: &Sent, i: usize, max: usize) -> Option<(usize, String)> {
         }
         if t.is_any(ATTACHED) && !words.is_empty() && attached < ATTACHED_MAX {
             let mut m = k + 1;
-            while s.is_any(m, OBJECT_DETERMINERS) && !s.is(m, "of") {
+            while s.is_any(m, &OBJECT_DETERMINERS) && !s.is(m, "of") {
                 m += 1;
             }
             let ok = s
                 .tok(m)
-                .is_some_and(|n| n.word && !n.is_any(OBJECT_END) && !n.is_any(FUNCTION_WORDS))
+                .is_some_and(|n| n.word && !n.is_any(&OBJECT_END) && !n.is_any(&FUNCTION_WORD_SET))
                 && words.len() + 2 <= max;
             if !ok {
                 break;
@@ -857,7 +864,7 @@ fn object(s: &Sent, i: usize, max: usize) -> Option<(usize, String)> {
         }
         // `for ten years`: a count before a time unit ends the object.
         if (t.is_any(NUMBERS) || t.lower.chars().all(|c| c.is_ascii_digit()))
-            && s.is_any(k + 1, OBJECT_END)
+            && s.is_any(k + 1, &OBJECT_END)
         {
             break;
         }
@@ -866,7 +873,7 @@ fn object(s: &Sent, i: usize, max: usize) -> Option<(usize, String)> {
             k += 1;
             continue;
         }
-        if t.is_any(OBJECT_END) || (t.is_any(FUNCTION_WORDS) && !t.is_name_word()) {
+        if t.is_any(&OBJECT_END) || (t.is_any(&FUNCTION_WORD_SET) && !t.is_name_word()) {
             break;
         }
         words.push(if t.is_name_word() {
@@ -889,8 +896,8 @@ fn object(s: &Sent, i: usize, max: usize) -> Option<(usize, String)> {
     let informative = value.split_whitespace().any(|w| {
         let l = w.to_lowercase();
         l.chars().filter(|c| c.is_alphabetic()).count() >= 3
-            && !FUNCTION_WORDS.contains(&l.as_str())
-            && !LIGHT.contains(&l.as_str())
+            && !FUNCTION_WORD_SET.contains(l.as_str())
+            && !LIGHT.contains(l.as_str())
             && !crate::text::is_stop_word(&l)
     });
     informative.then_some((k, value))
@@ -1040,8 +1047,8 @@ fn topical(w: &str) -> bool {
     let l = w.to_lowercase();
     l.chars().filter(|c| c.is_alphabetic()).count() >= 3
         && !crate::text::is_stop_word(&l)
-        && !FUNCTION_WORDS.contains(&l.as_str())
-        && !LIGHT.contains(&l.as_str())
+        && !FUNCTION_WORD_SET.contains(l.as_str())
+        && !LIGHT.contains(l.as_str())
         && !VAGUE.contains(&l.as_str())
         && !ABSTRACT.contains(&l.as_str())
 }
@@ -1153,7 +1160,7 @@ fn junk(key: &str, value: &str) -> bool {
                 "girlfriend",
             ]
             .contains(&head.as_str());
-        let light = LIGHT.contains(&head.as_str()) || ABSTRACT.contains(&head.as_str());
+        let light = LIGHT.contains(head.as_str()) || ABSTRACT.contains(&head.as_str());
         return person || light || !value_words.iter().any(|w| topical(w));
     }
     false
@@ -1276,6 +1283,21 @@ mod tests {
                 !got.iter().any(|g| g.starts_with(not)),
                 "{quote:?}: unwanted {not:?} in {got:?}"
             );
+        }
+    }
+
+    #[test]
+    fn word_sets_answer_as_their_lists() {
+        for set in [
+            &AUXILIARIES,
+            &SKIPPED_ADVERBS,
+            &SKIP_VERBS,
+            &OBJECT_DETERMINERS,
+            &OBJECT_END,
+            &LIGHT,
+            &FUNCTION_WORD_SET,
+        ] {
+            crate::text::tests::assert_same_answers(set);
         }
     }
 
@@ -1444,7 +1466,7 @@ mod tests {
                 let (key, value) = fact.split_once(": ").unwrap_or((&fact, ""));
                 let last = value.rsplit(' ').next().unwrap_or_default().to_lowercase();
                 assert!(
-                    !FUNCTION_WORDS.contains(&last.as_str()),
+                    !super::super::statements::FUNCTION_WORDS.contains(&last.as_str()),
                     "{quote:?}: {fact:?}"
                 );
                 assert!(

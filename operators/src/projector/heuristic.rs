@@ -152,6 +152,7 @@ use strataflow_record::record::{
 use strataflow_record::{Digest, RecordId, Timestamp};
 
 use crate::operator::{OperatorError, OperatorId, ProjectionInput, Projector, config_hash};
+use crate::text::WordSet;
 
 /// Version 3 (`heuristic-projector@3`): its own file, only adding patterns.
 #[path = "statements.rs"]
@@ -556,6 +557,30 @@ fn is_language(name: &str) -> bool {
 // ---------------------------------------------------------------------------
 // Tokens and sentences.
 
+/// A word list a token is looked up in: a slice or array (one comparison
+/// per word) or a [`WordSet`] (binary search, for long lists).
+trait Words {
+    fn has(&self, word: &str) -> bool;
+}
+
+impl Words for [&str] {
+    fn has(&self, word: &str) -> bool {
+        self.contains(&word)
+    }
+}
+
+impl<const N: usize> Words for [&str; N] {
+    fn has(&self, word: &str) -> bool {
+        self.contains(&word)
+    }
+}
+
+impl Words for WordSet {
+    fn has(&self, word: &str) -> bool {
+        self.contains(word)
+    }
+}
+
 #[derive(Clone, Debug)]
 struct Tok {
     /// As written (apostrophes normalized to `'`).
@@ -616,8 +641,8 @@ impl Tok {
         }
     }
 
-    fn is_any(&self, words: &[&str]) -> bool {
-        self.word && words.contains(&self.lower.as_str())
+    fn is_any(&self, words: &(impl Words + ?Sized)) -> bool {
+        self.word && words.has(&self.lower)
     }
 
     /// A word written with a capital that is no stop word (nor is its
@@ -738,7 +763,7 @@ impl Sent {
         self.tok(i).is_some_and(|t| t.word && t.lower == word)
     }
 
-    fn is_any(&self, i: usize, words: &[&str]) -> bool {
+    fn is_any(&self, i: usize, words: &(impl Words + ?Sized)) -> bool {
         self.tok(i).is_some_and(|t| t.is_any(words))
     }
 
