@@ -134,7 +134,8 @@ impl Memory {
     /// One scan of the log feeding the views of every tenant of `tenants`
     /// (see [`Pass`]); per tenant, the last sequence and digest of each
     /// view, in the order [`STATUS`], [`WEIGHTS`], [`GRAPH`], [`LEVELS`]
-    /// then, when the pass includes it, [`SEARCH`].
+    /// then, when the pass includes it, [`SEARCH`] (empty digests when the
+    /// pass does not report, see [`Pass::reports`]).
     fn one_pass(
         &self,
         profile: Option<&str>,
