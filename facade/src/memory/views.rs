@@ -49,7 +49,10 @@ impl Memory {
                 slot.last = stored.seq;
             }
         }
-        slot.save(self, tenant)?;
+        if let Some(bytes) = slot.encode_changed(tenant)? {
+            self.store
+                .save_view_chunks(&slot.key, tenant, slot.last, &bytes)?;
+        }
         Ok((slot.state, slot.last))
     }
 
@@ -136,7 +139,8 @@ impl Memory {
     /// One scan of the log feeding the views of every tenant of `tenants`
     /// (see [`Pass`]); per tenant, the last sequence and digest of each
     /// view, in the order [`STATUS`], [`WEIGHTS`], [`GRAPH`], [`LEVELS`]
-    /// then, when the pass includes it, [`SEARCH`].
+    /// then, when the pass includes it, [`SEARCH`] (empty digests when the
+    /// pass does not report, see [`Pass::reports`]).
     fn one_pass(
         &self,
         profile: Option<&str>,
@@ -240,24 +244,29 @@ impl Memory {
             rebuild,
             "views caught up in one scan"
         );
-        if !rebuild {
-            for (tenant, v) in tenants.iter().zip(&views) {
-                for slot in &v.slots {
-                    slot.save(self, tenant)?;
-                }
+        // Each view is saved (a refresh) and its digest taken (when the pass
+        // reports), then its state is dropped before the next one: a state
+        // is dropped before its encoding is written, and a refresh that
+        // reports nothing computes no digest (the weights and status folds
+        // a digest needs are as large as the states).
+        let reports = pass.reports();
+        let mut out = Vec::with_capacity(views.len());
+        let mut searches = Vec::with_capacity(views.len());
+        for (tenant, v) in tenants.iter().zip(views) {
+            let mut digests: Vec<(u64, String)> = Vec::with_capacity(v.slots.len() + 1);
+            for slot in v.slots {
+                digests.push(slot.finish(self, tenant, !rebuild, reports)?);
             }
+            out.push(digests);
+            searches.push(v.search);
         }
         // The searchers last: finishing one reads the views saved above
         // (a refresh with nothing to scan).
-        let mut out = Vec::with_capacity(views.len());
-        for v in views {
-            let mut digests: Vec<(u64, String)> =
-                v.slots.iter().map(|s| (s.last(), s.digest())).collect();
-            if let Some(search) = v.search {
+        for (digests, search) in out.iter_mut().zip(searches) {
+            if let Some(search) = search {
                 let searcher = self.finish_search_pass(search)?;
                 digests.push((searcher.last_seq(), searcher.digest()));
             }
-            out.push(digests);
         }
         // A tenant given twice reports what its first mention did.
         for (i, tenant) in tenants.iter().enumerate() {
@@ -407,6 +416,23 @@ impl<V: Materialized> Slot<V> {
             },
         })
     }
+
+    /// The state's encoding when it must be saved: it changed, or only
+    /// went past other tenants' records (so that the next refresh does not
+    /// read them again).
+    fn encode_changed(&self, tenant: &str) -> Result<Option<Vec<u8>>, MemoryError> {
+        if !self.changed && self.last <= self.saved {
+            return Ok(None);
+        }
+        self.state
+            .encode()
+            .map(Some)
+            .map_err(|detail| MemoryError::ViewEncode {
+                view: self.key.clone(),
+                tenant: tenant.to_owned(),
+                detail,
+            })
+    }
 }
 
 /// What a [`Memory::one_pass`] does.
@@ -418,6 +444,14 @@ enum Pass {
     /// Folds every view, the search indexes included, from the first
     /// record, without reading or saving anything persisted.
     Rebuild,
+}
+
+impl Pass {
+    /// Whether the pass reports digests (a refresh that only brings the
+    /// views up to date reports nothing).
+    fn reports(self) -> bool {
+        !matches!(self, Self::Refresh { search: false })
+    }
 }
 
 /// Index of each view in a tenant's result of [`Memory::one_pass`].
@@ -439,9 +473,16 @@ trait AnySlot {
     fn from(&self) -> u64;
     fn apply(&mut self, stored: &strataflow_log::StoredRecord);
     fn skip(&mut self, seq: u64);
-    fn last(&self) -> u64;
-    fn digest(&self) -> String;
-    fn save(&self, memory: &Memory, tenant: &str) -> Result<(), MemoryError>;
+    /// Saves the state (with `save`) and takes its digest (with `digest`,
+    /// else an empty one), consuming the slot: the state is dropped before
+    /// its encoding is written.
+    fn finish(
+        self: Box<Self>,
+        memory: &Memory,
+        tenant: &str,
+        save: bool,
+        digest: bool,
+    ) -> Result<(u64, String), MemoryError>;
 }
 
 impl<V: Materialized> AnySlot for Slot<V> {
@@ -459,31 +500,93 @@ impl<V: Materialized> AnySlot for Slot<V> {
         self.last = self.last.max(seq);
     }
 
-    fn last(&self) -> u64 {
-        self.last
-    }
-
-    fn digest(&self) -> String {
-        self.state.digest()
-    }
-
-    /// Saves the state when it changed or only went past other tenants'
-    /// records (so that the next refresh does not read them again).
-    fn save(&self, memory: &Memory, tenant: &str) -> Result<(), MemoryError> {
-        if !self.changed && self.last <= self.saved {
-            return Ok(());
+    fn finish(
+        self: Box<Self>,
+        memory: &Memory,
+        tenant: &str,
+        save: bool,
+        digest: bool,
+    ) -> Result<(u64, String), MemoryError> {
+        let digest = if digest {
+            self.state.digest()
+        } else {
+            String::new()
+        };
+        if save && let Some(bytes) = self.encode_changed(tenant)? {
+            let Slot {
+                key, last, state, ..
+            } = *self;
+            drop(state);
+            memory.store.save_view_chunks(&key, tenant, last, &bytes)?;
+            tracing::info!(view = key, tenant, bytes = bytes.len(), "view saved");
+            return Ok((last, digest));
         }
-        let bytes = self
-            .state
-            .encode()
-            .map_err(|detail| MemoryError::ViewEncode {
-                view: self.key.clone(),
-                tenant: tenant.to_owned(),
-                detail,
-            })?;
-        memory
-            .store
-            .save_view_chunks(&self.key, tenant, self.last, &bytes)?;
-        Ok(())
+        Ok((self.last, digest))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use strataflow_log::{Record, RecordId};
+
+    use super::*;
+
+    /// Digests taken by [`Counted`] views.
+    static DIGESTS: AtomicUsize = AtomicUsize::new(0);
+
+    /// A view that counts the digests taken of it.
+    #[derive(Default)]
+    struct Counted(u64);
+
+    impl Materialized for Counted {
+        const NAME: &'static str = "counted";
+
+        fn apply(&mut self, _id: &RecordId, _record: &Record) {
+            self.0 += 1;
+        }
+
+        fn digest(&self) -> String {
+            DIGESTS.fetch_add(1, Ordering::SeqCst);
+            self.0.to_string()
+        }
+
+        fn encode(&self) -> Result<Vec<u8>, String> {
+            Ok(self.0.to_be_bytes().to_vec())
+        }
+
+        fn decode(bytes: &[u8]) -> Option<Self> {
+            Some(Self(u64::from_be_bytes(bytes.try_into().ok()?)))
+        }
+    }
+
+    /// A refresh that reports nothing (the end of an ingest) saves each
+    /// view without taking its digest; a reporting pass takes it.
+    #[test]
+    fn a_refresh_that_reports_nothing_takes_no_digest() {
+        let dir = tempfile::tempdir().unwrap();
+        let memory = Memory::open(dir.path()).unwrap();
+        let slot = |seen: u64| {
+            let mut slot = Slot::fresh(Counted::NAME, Counted(seen));
+            slot.last = 7;
+            slot.changed = true;
+            Box::new(slot) as Box<dyn AnySlot>
+        };
+        assert!(!Pass::Refresh { search: false }.reports());
+        assert!(Pass::Refresh { search: true }.reports());
+        assert!(Pass::Rebuild.reports());
+        let before = DIGESTS.load(Ordering::SeqCst);
+        let quiet = slot(3).finish(&memory, "t", true, false).unwrap();
+        assert_eq!(quiet, (7, String::new()));
+        assert_eq!(DIGESTS.load(Ordering::SeqCst), before);
+        // Saved all the same: a load reads what the quiet pass wrote.
+        let loaded = Slot::load(&memory, Counted::NAME, "t", Counted::default).unwrap();
+        assert_eq!((loaded.last, loaded.state.0), (7, 3));
+        let reported = slot(3).finish(&memory, "t", false, true).unwrap();
+        assert_eq!(reported, (7, "3".to_owned()));
+        assert_eq!(DIGESTS.load(Ordering::SeqCst), before + 1);
     }
 }
