@@ -205,9 +205,9 @@ fn bench_recall(c: &mut Criterion) {
 /// 64 sentences of 8 to 40 words, the same every run.
 fn sentences() -> Vec<String> {
     const WORDS: [&str; 24] = [
-        "the", "database", "pods", "crashed", "after", "deploy", "Caroline", "painted",
-        "a", "sunset", "memory", "leak", "in", "checkout", "search", "reindex", "camping",
-        "lake", "weekend", "adoption", "agency", "meeting", "Thursday", "nightly",
+        "the", "database", "pods", "crashed", "after", "deploy", "Caroline", "painted", "a",
+        "sunset", "memory", "leak", "in", "checkout", "search", "reindex", "camping", "lake",
+        "weekend", "adoption", "agency", "meeting", "Thursday", "nightly",
     ];
     let mut g = Gen(5);
     (0..64)
@@ -228,7 +228,9 @@ fn bench_embed(c: &mut Criterion) {
     group.sampling_mode(SamplingMode::Flat).sample_size(10);
     group.throughput(Throughput::Elements(refs.len() as u64));
     let word_hash = WordHash::new(256).unwrap();
-    group.bench_function("word_hash_256", |b| b.iter(|| word_hash.embed(&refs).unwrap()));
+    group.bench_function("word_hash_256", |b| {
+        b.iter(|| word_hash.embed(&refs).unwrap())
+    });
     let timed = |e: &dyn Embedder| {
         let start = Instant::now();
         let rounds = 3;
@@ -238,7 +240,9 @@ fn bench_embed(c: &mut Criterion) {
         (rounds * refs.len()) as f64 / start.elapsed().as_secs_f64()
     };
     let word_rate = timed(&word_hash);
-    note(format!("embed: word-hash@1 (256 dimensions): {word_rate:.0} texts/s"));
+    note(format!(
+        "embed: word-hash@1 (256 dimensions): {word_rate:.0} texts/s"
+    ));
     match reference_model_folder() {
         None => println!(
             "embed: local-embeddings@1 skipped: no model folder (set STRATAFLOW_MINILM_DIR or \
