@@ -835,6 +835,10 @@ pub enum EvalCommand {
         /// Derive with this projector instead of the default; with --graph: a projector version to compare beside the default one (repeat; default `heuristic-projector@3` and `@4`).
         #[arg(long = "projector", value_name = "ID")]
         projectors: Vec<String>,
+        /// Derive embeddings with this embedder spec (e.g. `word-hash@1`,
+        /// `local-embeddings@1:PATH`): `all` gets the dense RRF channel.
+        #[arg(long, value_name = "SPEC", conflicts_with = "graph")]
+        embedder: Option<String>,
         /// Print JSON.
         #[arg(long)]
         json: bool,

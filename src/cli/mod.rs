@@ -602,6 +602,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             extractor,
             graph,
             projectors,
+            embedder,
             json,
         }) => {
             if graph {
@@ -623,6 +624,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                     &budgets,
                     extractor.as_deref(),
                     projectors.first().map(String::as_str),
+                    embedder.as_deref(),
                 )?;
                 render::eval(&mut out, &report, json)?;
             }

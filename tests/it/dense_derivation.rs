@@ -252,3 +252,46 @@ fn search_dense_through_the_cli_returns_the_evidence_text_of_the_profile_label()
     let v: serde_json::Value = serde_json::from_str(&other).unwrap();
     assert_eq!(v["vectors"], 0);
 }
+
+#[test]
+fn the_dense_ranking_is_a_fourth_rrf_list_of_search_all() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("archive.jsonl");
+    write_archive(&file, 2, 6);
+    let memory = Memory::open(tmp.path().join("data")).unwrap();
+    ingest(&memory, &file);
+    // A reply that shares no word with the query: no lexical channel finds it.
+    let reply = memory
+        .store()
+        .message_by_external_id("", "thread-1", "1-4-a")
+        .unwrap()
+        .unwrap();
+    let request = strataflow::SearchRequest {
+        query: "train tickets".into(),
+        limit: Some(20),
+        ..Default::default()
+    };
+    let searcher = memory.default_tenant().searcher(None).unwrap();
+    let reference = format!("msg:{reply}");
+    let lexical = searcher.search(strataflow::Channel::All, &request).unwrap();
+    assert!(lexical.iter().all(|h| h.reference != reference));
+    let fused = searcher
+        .search_with_dense(strataflow::Channel::All, &request, &[reply])
+        .unwrap();
+    let hit = fused.iter().find(|h| h.reference == reference).unwrap();
+    assert_eq!(hit.text.split(" [said").next(), Some("Bot: Noted (4)."));
+    // Another thread asked: the dense list keeps to it.
+    let other_thread = strataflow::SearchRequest {
+        thread: Some("thread-0".into()),
+        ..request.clone()
+    };
+    let fused = searcher
+        .search_with_dense(strataflow::Channel::All, &other_thread, &[reply])
+        .unwrap();
+    assert!(fused.iter().all(|h| h.reference != reference));
+    // A single channel ignores it.
+    let raw = searcher
+        .search_with_dense(strataflow::Channel::Raw, &request, &[reply])
+        .unwrap();
+    assert!(raw.iter().all(|h| h.reference != reference));
+}
