@@ -245,7 +245,7 @@ const FUSED_NODE_FACTS: usize = 3;
 
 /// The RRF weight of the dense list in a fused search (the three lexical
 /// lists weigh 1 each).
-pub const DENSE_WEIGHT: f64 = 0.5;
+pub const DENSE_WEIGHT: f64 = 1.0;
 
 /// Name of the persisted search view (the first part of its key).
 pub const SEARCH_VIEW: &str = "search";
