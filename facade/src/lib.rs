@@ -33,10 +33,11 @@ pub use memory::{Channel, SearchHit, SearchRequest, SearchResponse, Searcher, Te
 pub use memory::{
     ContextOptions, EventsQuery, ExpandOptions, SearchOptions, TenantMemory, ViewsOptions,
 };
+pub use memory::{DEFAULT_DENSE_LIMIT, DenseHit, DenseResponse, EmbedStats};
 pub use memory::{
-    DEFAULT_PURGE_LIMIT, DEFAULT_RECALL_LIMIT, EMBEDDER_CONFIG, KeyedMemoryError, MAX_KEY_BYTES,
-    MAX_RECALL_LIMIT, PurgeOptions, PurgeReport, RecallMatch, RecallOptions, RememberEntry,
-    Remembered, StoredMemory, embedder_from_spec, older_than_cutoff, parse_duration,
+    DEFAULT_PURGE_LIMIT, DEFAULT_RECALL_LIMIT, EMBEDDER_CONFIG, EmbeddingService, KeyedMemoryError,
+    MAX_KEY_BYTES, MAX_RECALL_LIMIT, PurgeOptions, PurgeReport, RecallMatch, RecallOptions,
+    RememberEntry, Remembered, StoredMemory, embedder_from_spec, older_than_cutoff, parse_duration,
 };
 pub use memory::{
     ExternalImportOptions, ExternalImportReport, IMPORT_BLOCK_TAG, ReportedDecision, UndoReport,

@@ -44,6 +44,12 @@ pub struct Profile {
     /// The model service of its model-backed operators (`llm-*`), if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<ModelEndpoint>,
+    /// The embedder spec of its derived embeddings (`word-hash@1:64`,
+    /// `local-embeddings@1:PATH`, `openai-embeddings@1:MODEL:DIMS`), if any:
+    /// with one, derivation also embeds every message, block summary and
+    /// event, and search gets a dense channel.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub embedder: Option<String>,
 }
 
 /// Where a profile's model-backed operators send their requests. Holds the
@@ -111,6 +117,7 @@ impl Profile {
             extractor: extractor.to_owned(),
             projector: projector.to_owned(),
             model: None,
+            embedder: None,
         }
     }
 }

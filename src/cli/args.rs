@@ -459,6 +459,9 @@ pub enum SearchChannel {
     Raw,
     /// The three fused by RRF.
     All,
+    /// Messages, block summaries and events by cosine similarity of the
+    /// profile's derived embeddings (a profile with `--embedder`).
+    Dense,
 }
 
 /// Arguments of `search`.
@@ -748,6 +751,11 @@ pub enum ProfileCommand {
         /// Seconds before a model request times out (then it is retried), 1..=86400.
         #[arg(long, value_name = "S", default_value_t = 120, value_parser = in_range::<u32>(limits::TIMEOUT_SECS))]
         timeout: u32,
+        /// Embedder of its derived embeddings (`word-hash@1[:DIMS]`,
+        /// `local-embeddings@1:PATH`, `openai-embeddings@1:MODEL:DIMS`, the
+        /// last through `--base-url`); none when not given.
+        #[arg(long, value_name = "SPEC")]
+        embedder: Option<String>,
     },
     /// Make a profile the default of every command.
     SetDefault {
@@ -827,6 +835,10 @@ pub enum EvalCommand {
         /// Derive with this projector instead of the default; with --graph: a projector version to compare beside the default one (repeat; default `heuristic-projector@3` and `@4`).
         #[arg(long = "projector", value_name = "ID")]
         projectors: Vec<String>,
+        /// Derive embeddings with this embedder spec (e.g. `word-hash@1`,
+        /// `local-embeddings@1:PATH`): `all` gets the dense RRF channel.
+        #[arg(long, value_name = "SPEC", conflicts_with = "graph")]
+        embedder: Option<String>,
         /// Print JSON.
         #[arg(long)]
         json: bool,

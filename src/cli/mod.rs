@@ -602,6 +602,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             extractor,
             graph,
             projectors,
+            embedder,
             json,
         }) => {
             if graph {
@@ -623,6 +624,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                     &budgets,
                     extractor.as_deref(),
                     projectors.first().map(String::as_str),
+                    embedder.as_deref(),
                 )?;
                 render::eval(&mut out, &report, json)?;
             }
@@ -762,9 +764,46 @@ fn expand(out: &mut dyn Write, dir: &Path, e: ExpandCommand) -> Result<(), Failu
 }
 
 /// `search`: one query, or every line of a queries file.
+/// `search dense`: the profile's derived embeddings by cosine.
+fn dense_search(out: &mut dyn Write, memory: &Memory, a: &SearchArgs) -> Result<(), Failure> {
+    if a.queries.is_some() {
+        return Err(Failure {
+            message: "search dense takes one QUERY, not --queries".to_owned(),
+            status: EXIT_USAGE,
+        });
+    }
+    let Some(query) = a.query.as_deref().filter(|q| !q.trim().is_empty()) else {
+        return Err(Failure {
+            message: "search dense needs a QUERY".to_owned(),
+            status: EXIT_USAGE,
+        });
+    };
+    let response = memory.dense_search(a.profile.as_deref(), &a.tenant, query, a.limit)?;
+    if a.json {
+        let text = serde_json::to_string(&response).map_err(|e| Failure {
+            message: e.to_string(),
+            status: 1,
+        })?;
+        writeln!(out, "{text}")?;
+    } else {
+        for hit in &response.hits {
+            writeln!(
+                out,
+                "{:.4} {} {} {}",
+                hit.similarity,
+                hit.kind,
+                hit.id,
+                hit.text.replace('\n', " ")
+            )?;
+        }
+    }
+    Ok(())
+}
+
 fn search(out: &mut dyn Write, dir: &Path, a: SearchArgs) -> Result<(), Failure> {
     let memory = open_existing(dir)?;
     let channel = match a.channel {
+        SearchChannel::Dense => return dense_search(out, &memory, &a),
         SearchChannel::Events => Channel::Events,
         SearchChannel::Graph => Channel::Graph,
         SearchChannel::Raw => Channel::Raw,
@@ -1014,6 +1053,7 @@ fn profile(out: &mut dyn Write, dir: &Path, command: ProfileCommand) -> Result<(
             api_key_env,
             concurrency,
             timeout,
+            embedder,
         } => {
             let base = memory.default_profile()?;
             let p = strataflow::operators::profile::Profile {
@@ -1028,6 +1068,7 @@ fn profile(out: &mut dyn Write, dir: &Path, command: ProfileCommand) -> Result<(
                     concurrency: concurrency.max(1),
                     timeout_secs: timeout.max(1),
                 }),
+                embedder,
             };
             memory.save_profile(&p)?;
             writeln!(

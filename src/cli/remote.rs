@@ -190,6 +190,7 @@ fn search_body(a: &SearchArgs) -> Result<Value, Failure> {
         SearchChannel::Graph => "graph",
         SearchChannel::Raw => "raw",
         SearchChannel::All => "all",
+        SearchChannel::Dense => "dense",
     };
     Ok(drop_nulls(json!({
         "tenant": tenant_of(&a.tenant),

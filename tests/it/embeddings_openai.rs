@@ -18,7 +18,7 @@ use support::model_server::{Fault, ModelServer, Reply};
 
 /// A server embedding each input as `[len, 1, 0, ...]` of `dims` values,
 /// answering `data` in reverse order (the client sorts by `index`).
-fn embedding_server(dims: usize) -> ModelServer {
+pub(crate) fn embedding_server(dims: usize) -> ModelServer {
     ModelServer::start(move |body: &Value| {
         let inputs = body["input"].as_array().cloned().unwrap_or_default();
         let mut data: Vec<Value> = inputs

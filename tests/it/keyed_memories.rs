@@ -150,7 +150,7 @@ fn each_tenant_recalls_only_its_own_incidents() {
             .is_empty()
     );
     // Another label (another embedder) compares nothing with these vectors.
-    let other = embedder_from_spec("word-hash@1:32").unwrap();
+    let other = embedder_from_spec("word-hash@1:32", None).unwrap();
     assert!(
         memory
             .recall("acme", other.as_ref(), "incidents", symptoms, &options)

@@ -15,6 +15,7 @@ mod cli_arguments;
 mod crash_pipeline_points;
 mod crash_resume;
 mod default_profile;
+mod dense_derivation;
 mod derivation_locomo;
 mod derivation_profiles;
 mod derivation_retries;

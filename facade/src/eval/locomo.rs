@@ -100,7 +100,7 @@ struct BudgetTally {
 
 /// Runs the evaluation with the built-in default operators.
 pub fn evaluate(files: &[PathBuf], budgets: &[usize]) -> Result<EvalReport, EvalError> {
-    evaluate_with(files, budgets, None, None)
+    evaluate_with(files, budgets, None, None, None)
 }
 
 /// Runs the evaluation; with `extractor` or `projector` (operator ids such
@@ -111,12 +111,13 @@ pub fn evaluate_with(
     budgets: &[usize],
     extractor: Option<&str>,
     projector: Option<&str>,
+    embedder: Option<&str>,
 ) -> Result<EvalReport, EvalError> {
     let mut tallies: Vec<BudgetTally> = budgets.iter().map(|_| BudgetTally::default()).collect();
     for file in files {
         let dir = tempfile::tempdir().map_err(EvalError::TempDir)?;
         let memory = Memory::open(dir.path())?;
-        if extractor.is_some() || projector.is_some() {
+        if extractor.is_some() || projector.is_some() || embedder.is_some() {
             let mut profile = strataflow_operators::profile::Profile {
                 name: "eval".into(),
                 ..strataflow_operators::profile::Profile::default_profile()
@@ -127,6 +128,7 @@ pub fn evaluate_with(
             if let Some(id) = projector {
                 id.clone_into(&mut profile.projector);
             }
+            profile.embedder = embedder.map(str::to_owned);
             memory.save_profile(&profile)?;
             memory.set_default_profile("eval")?;
         }
@@ -138,12 +140,14 @@ pub fn evaluate_with(
             strataflow_pipeline::ingest::OnInvalid::Refuse,
             &mut |_| {},
         )?;
+        memory.derive_embeddings(None)?;
         let searcher = memory.default_tenant().searcher(None)?;
         for q in questions(file)? {
             let category = q.category.unwrap_or(0);
             if !(1..=4).contains(&category) || q.evidence.is_empty() {
                 continue;
             }
+            let dense = memory.dense_ranking(None, "", &q.text)?;
             for (b, budget) in budgets.iter().enumerate() {
                 let Some(t) = tallies.get_mut(b) else {
                     continue;
@@ -155,7 +159,7 @@ pub fn evaluate_with(
                     budget: Some(*budget),
                     ..SearchRequest::default()
                 };
-                let hits = searcher.search(Channel::All, &request)?;
+                let hits = searcher.search_with_dense(Channel::All, &request, &dense)?;
                 let (hit, full, words) = score(&hits, &q.evidence);
                 system
                     .entry(category.to_string())

@@ -307,6 +307,14 @@ impl Memory {
         super::models::checking_registry(&self.registry, profile)
             .resolve(profile)
             .map_err(ProfileError::from)?;
+        if let Some(spec) = &profile.embedder {
+            // Checked offline: no API key is read and nothing is asked.
+            let service = super::EmbeddingService {
+                offline: true,
+                ..self.embedding_service_for(profile)
+            };
+            super::embedder_from_spec(spec, Some(&service))?;
+        }
         let text = serde_json::to_string(profile).map_err(|source| ProfileError::Encode {
             name: profile.name.clone(),
             source,
@@ -371,9 +379,19 @@ impl Memory {
         options: &DeriveOptions,
         progress: &mut dyn FnMut(&DeriveStats),
     ) -> Result<DeriveStats, MemoryError> {
-        let (_, ops) = self.operators(profile)?;
+        let (resolved, ops) = self.operators(profile)?;
         let result =
             derive::derive(&self.store, &ops, options, progress).map_err(MemoryError::from);
+        // The embeddings of what was derived (a profile with an embedder).
+        let result = result.and_then(|stats| {
+            let embedded = self.derive_embeddings(Some(&resolved.name))?;
+            tracing::info!(
+                written = embedded.written,
+                already = embedded.already,
+                "embeddings"
+            );
+            Ok(stats)
+        });
         self.save_model_counters()?;
         result
     }

@@ -316,6 +316,14 @@ pub enum ProfileError {
         /// The name.
         name: String,
     },
+    /// A dense search on a profile that names no embedder.
+    #[error(
+        "profile `{name}` names no embedder: create one with `strataflow profile create NAME --embedder SPEC` and derive it"
+    )]
+    NoEmbedder {
+        /// The name.
+        name: String,
+    },
     /// The profile names an operator that is not registered.
     #[error(transparent)]
     UnknownOperator(#[from] strataflow_operators::profile::ProfileError),

@@ -118,13 +118,43 @@ impl From<KeyedMemoryError> for MemoryError {
     }
 }
 
-/// The embedder of a spec. Known today: `word-hash@1[:DIMS]` (DIMS
-/// 1..=65536, default 256). The single place where a spec becomes an
-/// embedder: other embedders are added here.
+/// What a spec needs beyond itself: the log `openai-embeddings@1` records
+/// its calls in, the model service it calls (the settings the chat
+/// operators use, from a profile's model endpoint) and whether it may call
+/// at all.
+#[derive(Clone, Debug)]
+pub struct EmbeddingService {
+    /// The log of the `ModelCall` records.
+    pub store: Arc<strataflow_log::Store>,
+    /// The service (base URL, key variable, timeout, concurrency); `None`:
+    /// no profile names one, and `openai-embeddings@1` is refused.
+    pub settings: Option<strataflow_model::ModelSettings>,
+    /// Only recorded calls are answered.
+    pub offline: bool,
+}
+
+/// The specs this build knows, for error messages.
+fn known_specs() -> &'static str {
+    if cfg!(feature = "local-embeddings") {
+        "word-hash@1[:DIMS], local-embeddings@1:PATH, openai-embeddings@1:MODEL:DIMS"
+    } else {
+        "word-hash@1[:DIMS], openai-embeddings@1:MODEL:DIMS (local-embeddings@1 needs the `local-embeddings` feature)"
+    }
+}
+
+/// The embedder of a spec. Known: `word-hash@1[:DIMS]` (DIMS 1..=65536,
+/// default 256); `local-embeddings@1:PATH` (a sentence-transformers folder,
+/// with the default cargo feature `local-embeddings`);
+/// `openai-embeddings@1:MODEL:DIMS` (label `openai/MODEL`, through
+/// `service`). The single place where a spec becomes an embedder: other
+/// embedders are added here.
 ///
 /// # Errors
 /// [`KeyedMemoryError::UnknownEmbedder`] naming the spec and why.
-pub fn embedder_from_spec(spec: &str) -> Result<Arc<dyn Embedder>, KeyedMemoryError> {
+pub fn embedder_from_spec(
+    spec: &str,
+    service: Option<&EmbeddingService>,
+) -> Result<Arc<dyn Embedder>, KeyedMemoryError> {
     let unknown = |reason: String| KeyedMemoryError::UnknownEmbedder {
         spec: spec.to_owned(),
         reason,
@@ -136,18 +166,76 @@ pub fn embedder_from_spec(spec: &str) -> Result<Arc<dyn Embedder>, KeyedMemoryEr
     if id == format!("{}@{}", word_hash::NAME, word_hash::VERSION) {
         let dims = match arg {
             None => word_hash::DEFAULT_DIMENSIONS,
-            Some(d) => d
-                .parse::<u32>()
-                .ok()
-                .filter(|d| (1..=65_536).contains(d))
+            Some(d) => parse_dimensions(d)
                 .ok_or_else(|| unknown(format!("dimensions `{d}` are not in 1..=65536")))?,
         };
         let e = WordHash::new(dims).map_err(|e| unknown(e.to_string()))?;
         return Ok(Arc::new(e));
     }
-    Err(unknown(
-        "unknown embedder; known: word-hash@1[:DIMS]".to_owned(),
-    ))
+    if id == LOCAL_EMBEDDINGS {
+        let Some(path) = arg.filter(|p| !p.is_empty()) else {
+            return Err(unknown(
+                "give the model folder: local-embeddings@1:PATH".to_owned(),
+            ));
+        };
+        return local_embedder(path).map_err(unknown);
+    }
+    if id
+        == format!(
+            "{}@{}",
+            strataflow_model::embeddings::NAME,
+            strataflow_model::embeddings::VERSION
+        )
+    {
+        let Some((model, dims)) = arg.and_then(|a| a.rsplit_once(':')) else {
+            return Err(unknown(
+                "give the model and its dimensions: openai-embeddings@1:MODEL:DIMS".to_owned(),
+            ));
+        };
+        let dims = parse_dimensions(dims)
+            .ok_or_else(|| unknown(format!("dimensions `{dims}` are not in 1..=65536")))?;
+        let Some(service) = service else {
+            return Err(unknown("no model service here".to_owned()));
+        };
+        let Some(settings) = &service.settings else {
+            return Err(unknown(
+                "no model service: the default profile names none (profile create --model NAME --base-url URL)"
+                    .to_owned(),
+            ));
+        };
+        let e = strataflow_model::OpenAiEmbedder::new(
+            Arc::clone(&service.store),
+            settings,
+            strataflow_model::EmbeddingSettings::new(model, dims),
+            service.offline,
+        )
+        .map_err(|e| unknown(e.to_string()))?;
+        return Ok(Arc::new(e));
+    }
+    Err(unknown(format!(
+        "unknown embedder; known: {}",
+        known_specs()
+    )))
+}
+
+/// `local-embeddings@1`'s id.
+const LOCAL_EMBEDDINGS: &str = "local-embeddings@1";
+
+fn parse_dimensions(d: &str) -> Option<u32> {
+    d.parse::<u32>().ok().filter(|d| (1..=65_536).contains(d))
+}
+
+#[cfg(feature = "local-embeddings")]
+fn local_embedder(path: &str) -> Result<Arc<dyn Embedder>, String> {
+    let settings = strataflow_embedding_local::LocalSettings::new(path);
+    strataflow_embedding_local::LocalEmbedder::load(&settings)
+        .map(|e| Arc::new(e) as Arc<dyn Embedder>)
+        .map_err(|e| e.to_string())
+}
+
+#[cfg(not(feature = "local-embeddings"))]
+fn local_embedder(_: &str) -> Result<Arc<dyn Embedder>, String> {
+    Err("this build has no local embeddings (cargo feature `local-embeddings`)".to_owned())
 }
 
 /// A duration written `N` then a unit: `s`, `m`, `h`, `d` or `w`
@@ -355,6 +443,28 @@ fn sorted_pairs(pairs: &[(String, String)]) -> Result<Vec<MetadataPair>, KeyedMe
 }
 
 impl Memory {
+    /// What [`embedder_from_spec`] needs from this `Memory`: its log, the
+    /// default profile's model service and whether it is offline.
+    ///
+    /// # Errors
+    /// The store's, reading the default profile.
+    pub fn embedding_service(&self) -> Result<EmbeddingService, MemoryError> {
+        let profile = self.default_profile()?;
+        Ok(self.embedding_service_for(&profile))
+    }
+
+    /// [`Memory::embedding_service`] with `profile`'s model service.
+    pub(crate) fn embedding_service_for(
+        &self,
+        profile: &strataflow_operators::profile::Profile,
+    ) -> EmbeddingService {
+        EmbeddingService {
+            store: Arc::clone(&self.store),
+            settings: profile.model.as_ref().map(super::models::settings),
+            offline: self.is_offline(),
+        }
+    }
+
     /// The embedder of keyed memories: `spec` when given (stored as the
     /// directory's when it has none, refused when it differs), else the
     /// directory's.
@@ -373,13 +483,16 @@ impl Memory {
                 .into())
             }
             (Some(given), configured) => {
-                let e = embedder_from_spec(given)?;
+                let e = embedder_from_spec(given, Some(&self.embedding_service()?))?;
                 if configured.is_none() {
                     self.store.set_config(EMBEDDER_CONFIG, given.trim())?;
                 }
                 Ok(e)
             }
-            (None, Some(configured)) => Ok(embedder_from_spec(&configured)?),
+            (None, Some(configured)) => Ok(embedder_from_spec(
+                &configured,
+                Some(&self.embedding_service()?),
+            )?),
             (None, None) => Err(KeyedMemoryError::NoEmbedder.into()),
         }
     }
@@ -641,25 +754,35 @@ mod tests {
 
     #[test]
     fn specs_parse_in_one_place() {
-        let e = embedder_from_spec("word-hash@1").unwrap();
+        let e = embedder_from_spec("word-hash@1", None).unwrap();
         assert_eq!(e.label().dimensions, word_hash::DEFAULT_DIMENSIONS);
-        let e = embedder_from_spec(" word-hash@1:64 ").unwrap();
+        let e = embedder_from_spec(" word-hash@1:64 ", None).unwrap();
         assert_eq!(e.label().name, "strataflow/word-hash-64");
         for bad in [
             "word-hash@1:0",
             "word-hash@1:x",
             "word-hash@2",
             "openai-embeddings@9",
+            "openai-embeddings@1",
+            "openai-embeddings@1:text-embedding-3-small",
+            "openai-embeddings@1:m:0",
+            "openai-embeddings@1:m:8",
+            "local-embeddings@1",
+            "local-embeddings@1:/nonexistent/model/folder",
             "",
         ] {
-            let err = embedder_from_spec(bad).err().unwrap();
+            let err = embedder_from_spec(bad, None).err().unwrap();
             assert!(
                 matches!(&err, KeyedMemoryError::UnknownEmbedder { spec, .. } if spec == bad),
                 "{bad}: {err}"
             );
         }
-        let err = embedder_from_spec("nope@1").err().unwrap().to_string();
+        let err = embedder_from_spec("nope@1", None)
+            .err()
+            .unwrap()
+            .to_string();
         assert!(err.contains("word-hash@1[:DIMS]"), "{err}");
+        assert!(err.contains("openai-embeddings@1:MODEL:DIMS"), "{err}");
     }
 
     #[test]

@@ -13,6 +13,7 @@ use strataflow_pipeline::ingest::{
 use strataflow_pipeline::source::jsonl::JsonlReader;
 use strataflow_pipeline::source::{SourceError, SourceItem, locomo};
 
+mod dense;
 mod derivation;
 mod error;
 mod evidence;
@@ -28,6 +29,7 @@ mod tenant;
 mod tenant_stats;
 mod views;
 
+pub use dense::{DEFAULT_DENSE_LIMIT, DenseHit, DenseResponse, EmbedStats};
 pub use derivation::{DerivationStatus, EventListing, FailureInfo, OperatorStatus, ProfileEvents};
 pub use error::{
     ConfigError, EvidenceError, Expected, FilterProblem, ImportError, MemoryError, ProfileError,
@@ -39,9 +41,9 @@ pub use external_import::{
     ExternalImportOptions, ExternalImportReport, IMPORT_BLOCK_TAG, ReportedDecision, UndoReport,
 };
 pub use keyed::{
-    DEFAULT_PURGE_LIMIT, DEFAULT_RECALL_LIMIT, EMBEDDER_CONFIG, KeyedMemoryError, MAX_KEY_BYTES,
-    MAX_RECALL_LIMIT, PurgeOptions, PurgeReport, RecallMatch, RecallOptions, RememberEntry,
-    Remembered, StoredMemory, embedder_from_spec, older_than_cutoff, parse_duration,
+    DEFAULT_PURGE_LIMIT, DEFAULT_RECALL_LIMIT, EMBEDDER_CONFIG, EmbeddingService, KeyedMemoryError,
+    MAX_KEY_BYTES, MAX_RECALL_LIMIT, PurgeOptions, PurgeReport, RecallMatch, RecallOptions,
+    RememberEntry, Remembered, StoredMemory, embedder_from_spec, older_than_cutoff, parse_duration,
 };
 pub use models::ModelCallTotals;
 pub use plan::{DerivationPlan, OperatorPlan};

@@ -115,7 +115,7 @@ pub(super) fn checking_registry(base: &Registry, profile: &Profile) -> Registry 
     registry
 }
 
-fn settings(endpoint: &ModelEndpoint) -> ModelSettings {
+pub(super) fn settings(endpoint: &ModelEndpoint) -> ModelSettings {
     ModelSettings {
         base_url: endpoint.base_url.clone(),
         model: endpoint.model.clone(),

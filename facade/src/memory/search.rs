@@ -14,7 +14,7 @@ use strataflow_materializers::graph_state::GraphState;
 use strataflow_materializers::search::bm25::Bm25Index;
 use strataflow_materializers::search::events::{EventDoc, EventIndex, EventQuery, Intent};
 use strataflow_materializers::search::graph::GraphIndex;
-use strataflow_materializers::search::rrf::{RRF_K, rrf};
+use strataflow_materializers::search::rrf::{RRF_K, rrf, rrf_weighted};
 use strataflow_materializers::search::tokenizer::{
     fuzzy_match, normalize, tokens, weighted_tokens,
 };
@@ -242,6 +242,10 @@ impl SearchPass {
 /// Facts a node hit shows at most in a fused search (`search all`): those
 /// sharing a word with the query, best first.
 const FUSED_NODE_FACTS: usize = 3;
+
+/// The RRF weight of the dense list in a fused search (the three lexical
+/// lists weigh 1 each).
+pub const DENSE_WEIGHT: f64 = 1.0;
 
 /// Name of the persisted search view (the first part of its key).
 pub const SEARCH_VIEW: &str = "search";
@@ -504,8 +508,30 @@ impl Memory {
         request: &SearchRequest,
     ) -> Result<SearchResponse, MemoryError> {
         let searcher = self.searcher(profile, tenant)?;
-        let hits = searcher.search(channel, request)?;
+        let dense = match channel {
+            Channel::All => self.dense_ranking(profile, tenant, &request.query)?,
+            _ => Vec::new(),
+        };
+        let hits = searcher.search_with_dense(channel, request, &dense)?;
         self.record_batch(tenant, &format!("search {}", channel.name()), request, hits)
+    }
+
+    /// The dense list of a fused search of `query`: the 20 records of
+    /// `tenant` most like it by the profile's embedder, none when the
+    /// profile names none.
+    pub fn dense_ranking(
+        &self,
+        profile: Option<&str>,
+        tenant: &str,
+        query: &str,
+    ) -> Result<Vec<RecordId>, MemoryError> {
+        let resolved = self.profile_or_default(profile)?;
+        let focused = focus(query);
+        if resolved.embedder.is_none() || focused.trim().is_empty() {
+            return Ok(Vec::new());
+        }
+        let response = self.dense_search(Some(&resolved.name), tenant, &focused, Some(20))?;
+        Ok(response.hits.into_iter().map(|h| h.id).collect())
     }
 
     /// Records hits as a retrieval batch.
@@ -999,6 +1025,20 @@ impl Searcher {
         channel: Channel,
         r: &SearchRequest,
     ) -> Result<Vec<SearchHit>, MemoryError> {
+        self.search_with_dense(channel, r, &[])
+    }
+
+    /// [`Searcher::search`] with a dense ranking (record ids of messages and
+    /// events, most similar first, from [`Memory::dense_search`]): in
+    /// [`Channel::All`] it is a fourth RRF list of the same weight as each
+    /// of the three others, used when no participant, type or time filter
+    /// is given (the thread filter applies to it). Other channels ignore it.
+    pub fn search_with_dense(
+        &self,
+        channel: Channel,
+        r: &SearchRequest,
+        dense: &[RecordId],
+    ) -> Result<Vec<SearchHit>, MemoryError> {
         let filters = Filters::parse(r)?;
         // Fused searches draw up to 20 hits from each channel, then cut by
         // the budget (or the limit); a single channel uses the limit.
@@ -1016,11 +1056,14 @@ impl Searcher {
                     ..r.clone()
                 };
                 let r = &focused;
-                let lists = [
+                let mut lists = vec![
                     self.events(r, &filters, per_channel),
                     self.nodes(r, &filters, per_channel, true),
                     self.raw(r, &filters, per_channel, true),
                 ];
+                if !dense.is_empty() && !filters.any && filters.query.event_type.is_none() {
+                    lists.push(self.dense_hits(r, dense));
+                }
                 let rankings: Vec<Vec<String>> = lists
                     .iter()
                     .map(|l| l.iter().map(|h| h.reference.clone()).collect())
@@ -1036,7 +1079,17 @@ impl Searcher {
                 // so a node never covers them for later hits.
                 let mut fused: Vec<SearchHit> = Vec::new();
                 let mut covered: Vec<String> = Vec::new();
-                for (reference, score) in rrf(&rankings, RRF_K) {
+                let fused_ranks = if rankings.len() > 3 {
+                    let weighted: Vec<(Vec<String>, f64)> = rankings
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, r)| (r, if i == 3 { DENSE_WEIGHT } else { 1.0 }))
+                        .collect();
+                    rrf_weighted(&weighted, RRF_K)
+                } else {
+                    rrf(&rankings, RRF_K)
+                };
+                for (reference, score) in fused_ranks {
                     if let Some(mut h) = by_ref.remove(&reference) {
                         let new = h.source_messages.is_empty()
                             || h.source_messages.iter().any(|m| !covered.contains(m));
@@ -1080,42 +1133,74 @@ impl Searcher {
         };
         let mut out = Vec::new();
         for (id, score) in self.events.search(&q) {
-            let Some(doc) = self.events.get(&id) else {
+            if let Some(hit) = self.event_hit(id, score) {
+                out.push(hit);
+            }
+        }
+        out
+    }
+
+    /// The hit of event `id`, if the index holds it.
+    fn event_hit(&self, id: RecordId, score: f64) -> Option<SearchHit> {
+        let doc = self.events.get(&id)?;
+        let e = &doc.event;
+        let when = match (e.temporal.happened_start, e.temporal.happened_end) {
+            (Some(s), Some(t)) if s.to_date() == t.to_date() => {
+                format!("happened {}", s.to_date())
+            }
+            (Some(s), Some(t)) => format!("happened {} to {}", s.to_date(), t.to_date()),
+            _ => format!("said {}", e.temporal.mentioned_at.to_date()),
+        };
+        let text = format!("{} [{when}]", e.summary);
+        Some(SearchHit {
+            reference: format!("event:{id}"),
+            kind: "event",
+            score,
+            words: word_count(&text),
+            text,
+            source_messages: e
+                .source_messages
+                .iter()
+                .map(|m| self.external.get(m).cloned().unwrap_or_else(|| m.to_hex()))
+                .collect(),
+            thread: self.event_threads.get(&id).cloned(),
+            title: Some(e.title.clone()),
+            happened_start: e.temporal.happened_start,
+            happened_end: e.temporal.happened_end,
+            precision: Some(e.temporal.precision),
+            participants: e.temporal.participants.clone(),
+            block: Some(e.block),
+            target: Some(EvidenceRef {
+                kind: RefKind::Event,
+                id,
+                level: None,
+            }),
+        })
+    }
+
+    /// The dense list of a fused search: the events and messages of
+    /// `dense` this index holds (in the thread asked, if any), in order.
+    fn dense_hits(&self, r: &SearchRequest, dense: &[RecordId]) -> Vec<SearchHit> {
+        let thread = r.thread.as_deref();
+        let mut out = Vec::new();
+        for (rank, id) in dense.iter().enumerate() {
+            // default: a rank as a score, most similar first.
+            let score = 1.0 / (1.0 + rank as f64);
+            if let Some(hit) = self.event_hit(*id, score) {
+                if thread.is_none_or(|t| self.event_threads.get(id).is_some_and(|x| x == t)) {
+                    out.push(hit);
+                }
+                continue;
+            }
+            let Some(doc) = self.raw_docs.iter().position(|d| d.id == *id) else {
                 continue;
             };
-            let e = &doc.event;
-            let when = match (e.temporal.happened_start, e.temporal.happened_end) {
-                (Some(s), Some(t)) if s.to_date() == t.to_date() => {
-                    format!("happened {}", s.to_date())
-                }
-                (Some(s), Some(t)) => format!("happened {} to {}", s.to_date(), t.to_date()),
-                _ => format!("said {}", e.temporal.mentioned_at.to_date()),
-            };
-            let text = format!("{} [{when}]", e.summary);
-            out.push(SearchHit {
-                reference: format!("event:{id}"),
-                kind: "event",
-                score,
-                words: word_count(&text),
-                text,
-                source_messages: e
-                    .source_messages
-                    .iter()
-                    .map(|m| self.external.get(m).cloned().unwrap_or_else(|| m.to_hex()))
-                    .collect(),
-                thread: self.event_threads.get(&id).cloned(),
-                title: Some(e.title.clone()),
-                happened_start: e.temporal.happened_start,
-                happened_end: e.temporal.happened_end,
-                precision: Some(e.temporal.precision),
-                participants: e.temporal.participants.clone(),
-                block: Some(e.block),
-                target: Some(EvidenceRef {
-                    kind: RefKind::Event,
-                    id,
-                    level: None,
-                }),
-            });
+            if let Some(d) = self.raw_docs.get(doc)
+                && thread.is_none_or(|t| d.thread == t)
+                && let Some(hit) = self.raw_hit(doc, score, true)
+            {
+                out.push(hit);
+            }
         }
         out
     }
@@ -1301,44 +1386,48 @@ impl Searcher {
         ranked
             .into_iter()
             .take(limit.unwrap_or(6).clamp(1, 60))
-            .filter_map(|(doc, score)| {
-                let d = self.raw_docs.get(doc as usize)?;
-                let mut text = d.text.clone();
-                let mut source_messages = vec![d.external_id.clone()];
-                if answers
-                    && d.question
-                    && let Some(next) = self
-                        .next_in_thread
-                        .get(doc as usize)
-                        .copied()
-                        .flatten()
-                        .and_then(|n| self.raw_docs.get(n))
-                {
-                    text = format!("{text} {}", next.text);
-                    source_messages.push(next.external_id.clone());
-                }
-                Some(SearchHit {
-                    reference: format!("msg:{}", d.id),
-                    kind: "message",
-                    score,
-                    words: word_count(&text),
-                    text,
-                    source_messages,
-                    thread: Some(d.thread.clone()),
-                    title: None,
-                    happened_start: None,
-                    happened_end: None,
-                    precision: None,
-                    participants: Vec::new(),
-                    block: None,
-                    target: Some(EvidenceRef {
-                        kind: RefKind::Message,
-                        id: d.id,
-                        level: None,
-                    }),
-                })
-            })
+            .filter_map(|(doc, score)| self.raw_hit(doc as usize, score, answers))
             .collect()
+    }
+
+    /// The hit of raw document `doc`; with `answers`, a question carries
+    /// the message after it.
+    fn raw_hit(&self, doc: usize, score: f64, answers: bool) -> Option<SearchHit> {
+        let d = self.raw_docs.get(doc)?;
+        let mut text = d.text.clone();
+        let mut source_messages = vec![d.external_id.clone()];
+        if answers
+            && d.question
+            && let Some(next) = self
+                .next_in_thread
+                .get(doc)
+                .copied()
+                .flatten()
+                .and_then(|n| self.raw_docs.get(n))
+        {
+            text = format!("{text} {}", next.text);
+            source_messages.push(next.external_id.clone());
+        }
+        Some(SearchHit {
+            reference: format!("msg:{}", d.id),
+            kind: "message",
+            score,
+            words: word_count(&text),
+            text,
+            source_messages,
+            thread: Some(d.thread.clone()),
+            title: None,
+            happened_start: None,
+            happened_end: None,
+            precision: None,
+            participants: Vec::new(),
+            block: None,
+            target: Some(EvidenceRef {
+                kind: RefKind::Message,
+                id: d.id,
+                level: None,
+            }),
+        })
     }
 }
 

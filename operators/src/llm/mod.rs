@@ -56,6 +56,7 @@ pub fn profile(name: &str, endpoint: crate::profile::ModelEndpoint) -> Profile {
         extractor: extractor::id().to_string(),
         projector: projector::id().to_string(),
         model: Some(endpoint),
+        embedder: None,
     }
 }
 
