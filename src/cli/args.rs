@@ -593,7 +593,8 @@ pub struct RememberArgs {
     /// A metadata pair, repeatable.
     #[arg(long, value_name = "K=V", value_parser = key_value)]
     pub metadata: Vec<(String, String)>,
-    /// The embedder (`word-hash@1[:DIMS]`); stored as the directory's at
+    /// The embedder (`word-hash@1[:DIMS]`, `local-embeddings@1:PATH` or
+    /// `openai-embeddings@1:MODEL:DIMS`); stored as the directory's at
     /// first use, refused when it differs from the stored one.
     #[arg(long, value_name = "SPEC")]
     pub embedder: Option<String>,

@@ -495,25 +495,30 @@ fn refusals_come_before_any_embedding_call_and_a_failed_call_stores_nothing() {
     assert_eq!(memory.last_seq().unwrap(), before, "nothing stored");
 }
 
-fn cli_remember(data: &Path, tenant: &str, id: &str, text: &str, action: &str, service: &str) {
+/// One seed incident remembered with the CLI, `extra` options added.
+pub(super) fn cli_remember(
+    data: &Path,
+    (tenant, id, text, action, service): (&str, &str, &str, &str, &str),
+    extra: &[&str],
+) {
     let content = json!({"action": action}).to_string();
-    let out = ok(
-        data,
-        &[
-            "remember",
-            id,
-            text,
-            "--namespace",
-            "incidents",
-            "--tenant",
-            tenant,
-            "--content",
-            &content,
-            "--metadata",
-            &format!("service={service}"),
-            "--json",
-        ],
-    );
+    let metadata = format!("service={service}");
+    let mut args = vec![
+        "remember",
+        id,
+        text,
+        "--namespace",
+        "incidents",
+        "--tenant",
+        tenant,
+        "--content",
+        &content,
+        "--metadata",
+        &metadata,
+        "--json",
+    ];
+    args.extend_from_slice(extra);
+    let out = ok(data, &args);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["id"], id);
 }
@@ -556,8 +561,8 @@ fn the_seed_example_through_the_cli() {
             "word-hash@1:64",
         ],
     );
-    for (tenant, id, text, action, service) in INCIDENTS {
-        cli_remember(data, tenant, id, text, action, service);
+    for incident in INCIDENTS {
+        cli_remember(data, incident, &[]);
     }
     let acme = cli_recall(data, "acme", "pods out of memory", &["--limit", "3"]);
     assert_eq!(acme.len(), 3);
@@ -637,11 +642,8 @@ fn the_seed_example_through_the_cli() {
     let first = acme.iter().find(|m| m["id"] == "inc-101").unwrap().clone();
     cli_remember(
         data,
-        "acme",
-        "inc-101",
-        "Checkout OOM",
-        "add memory",
-        "checkout",
+        ("acme", "inc-101", "Checkout OOM", "add memory", "checkout"),
+        &[],
     );
     let now = cli_recall(data, "acme", "Checkout OOM", &["--limit", "1"]);
     assert_eq!(now[0]["id"], "inc-101");

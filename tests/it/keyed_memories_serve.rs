@@ -4,38 +4,19 @@
 //! `--retention-older-than` purges on a timer.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use super::common::{ok, repo_file};
-use super::keyed_memories::INCIDENTS;
+use super::common::{ok, python_client};
+use super::keyed_memories::{INCIDENTS, cli_remember};
 use super::serve_support::{Server, add_key};
 
 /// The seed's incidents remembered with the CLI (which also sets the
 /// directory's embedder).
 fn seed(dir: &std::path::Path) {
-    for (tenant, id, text, action, service) in INCIDENTS {
-        let content = json!({"action": action}).to_string();
-        ok(
-            dir,
-            &[
-                "remember",
-                id,
-                text,
-                "--namespace",
-                "incidents",
-                "--tenant",
-                tenant,
-                "--content",
-                &content,
-                "--metadata",
-                &format!("service={service}"),
-                "--embedder",
-                "word-hash@1:64",
-            ],
-        );
+    for incident in INCIDENTS {
+        cli_remember(dir, incident, &["--embedder", "word-hash@1:64"]);
     }
 }
 
@@ -181,20 +162,7 @@ fn each_tenant_key_sees_only_its_memories_over_http_and_mcp() {
 }
 
 fn mcp_agent(url: &str, key: &str, own: &str, other: &str) -> serde_json::Value {
-    let out = Command::new("python3")
-        .arg(repo_file("tests/it/mcp/keyed_memories.py"))
-        .args([url, key, own, other])
-        .output()
-        .expect("python3 runs (the MCP tests need python3 with `pip install mcp`)");
-    assert!(
-        out.status.success(),
-        "the MCP client failed ({}):\n{}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let stdout = String::from_utf8(out.stdout).unwrap();
-    serde_json::from_str(stdout.lines().last().unwrap()).unwrap()
+    python_client("keyed_memories.py", &[url, key, own, other])
 }
 
 #[test]

@@ -4,27 +4,12 @@
 //! the weights view changes for exactly that event; a partial assessment
 //! followed by expand; a bad argument is an MCP error naming it.
 
-use std::process::Command;
-
-use super::common::{data_file, ok, repo_file};
+use super::common::{data_file, ok, python_client};
 use super::serve_support::{Server, add_key};
 
 /// Runs the agent-protocol client; returns what it saw.
 fn agent(args: &[&str]) -> serde_json::Value {
-    let out = Command::new("python3")
-        .arg(repo_file("tests/it/mcp/agent_protocol.py"))
-        .args(args)
-        .output()
-        .expect("python3 runs (the MCP tests need python3 with `pip install mcp`)");
-    assert!(
-        out.status.success(),
-        "the MCP client failed ({}):\n{}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let stdout = String::from_utf8(out.stdout).unwrap();
-    serde_json::from_str(stdout.lines().last().unwrap()).unwrap()
+    python_client("agent_protocol.py", args)
 }
 
 fn check(seen: &serde_json::Value) {

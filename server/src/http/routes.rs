@@ -286,6 +286,16 @@ governance_route!(restore, GovernanceAction::Restore, "`POST /v1/restore`.");
 governance_route!(pin, GovernanceAction::Pin, "`POST /v1/pin`.");
 governance_route!(unpin, GovernanceAction::Unpin, "`POST /v1/unpin`.");
 
+/// The refusal of a body that names a namespace on a route whose path
+/// names it.
+fn namespace_in_body(body: Option<&str>) -> Option<Response> {
+    body.map(|_| {
+        ApiError::invalid("the namespace is in the path, not the body")
+            .at_field("namespace")
+            .into_response()
+    })
+}
+
 /// `POST /v1/memories/{namespace}`: remember a keyed memory.
 pub async fn remember_memory(
     State(state): State<AppState>,
@@ -293,10 +303,8 @@ pub async fn remember_memory(
     axum::extract::Path(namespace): axum::extract::Path<String>,
     JsonBody(p): JsonBody<RememberMemoryParams>,
 ) -> Response {
-    if p.namespace.is_some() {
-        return ApiError::invalid("the namespace is in the path, not the body")
-            .at_field("namespace")
-            .into_response();
+    if let Some(refused) = namespace_in_body(p.namespace.as_deref()) {
+        return refused;
     }
     answer(
         state
@@ -314,10 +322,8 @@ pub async fn recall_memory(
     axum::extract::Path(namespace): axum::extract::Path<String>,
     JsonBody(p): JsonBody<RecallMemoryParams>,
 ) -> Response {
-    if p.namespace.is_some() {
-        return ApiError::invalid("the namespace is in the path, not the body")
-            .at_field("namespace")
-            .into_response();
+    if let Some(refused) = namespace_in_body(p.namespace.as_deref()) {
+        return refused;
     }
     answer(
         state

@@ -69,6 +69,27 @@ pub fn repo_file(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
 }
 
+/// Runs a Python client script of `tests/it/mcp/` with `args` and returns
+/// the JSON of its last output line (the MCP tests need python3 with
+/// `pip install mcp`).
+pub fn python_client(script: &str, args: &[&str]) -> serde_json::Value {
+    let out = Command::new("python3")
+        .arg(repo_file(&format!("tests/it/mcp/{script}")))
+        .args(args)
+        .output()
+        .expect("python3 runs (the MCP tests need python3 with `pip install mcp`)");
+    assert!(
+        out.status.success(),
+        "the MCP client {script} failed ({}):\n{}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8(out.stdout).expect("the client prints UTF-8");
+    serde_json::from_str(stdout.lines().last().expect("the client prints a line"))
+        .expect("the client's last line is JSON")
+}
+
 /// One JSONL message line.
 pub fn line(thread: &str, id: &str, role: &str, content: &str, minute: u32) -> String {
     serde_json::json!({
