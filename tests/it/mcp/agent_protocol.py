@@ -21,33 +21,16 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 from mcp.shared.exceptions import MCPError
 
+from client_common import Failure, call, check
+
 REQUIRED_TOOLS = {
     "remember", "search", "expand", "context", "assess", "use", "forget",
     "events", "graph", "status",
 }
 
-
-class Failure(Exception):
-    pass
-
-
-def check(condition, what):
-    if not condition:
-        raise Failure(what)
-
-
-async def call(session, name, arguments):
-    result = await session.call_tool(name, arguments)
-    check(not getattr(result, "is_error", False), f"{name} failed: {result}")
-    texts = [c.text for c in result.content if getattr(c, "type", "") == "text"]
-    check(len(texts) == 1, f"{name}: expected one text content, got {result.content}")
-    return json.loads(texts[0])
-
-
 async def weights(session):
     view = await call(session, "weights", {})
     return view["events"]
-
 
 async def protocol(session):
     seen = {}
@@ -107,7 +90,6 @@ async def protocol(session):
     seen["bad_argument_error"] = text
     return seen
 
-
 async def main(argv):
     mode = argv[1]
     if mode == "http":
@@ -123,7 +105,6 @@ async def main(argv):
             async with ClientSession(read, write) as session:
                 return await protocol(session)
     raise Failure(f"unknown mode {mode}")
-
 
 if __name__ == "__main__":
     try:

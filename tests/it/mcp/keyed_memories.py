@@ -16,23 +16,7 @@ from mcp import ClientSession
 from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-
-class Failure(Exception):
-    pass
-
-
-def check(condition, what):
-    if not condition:
-        raise Failure(what)
-
-
-async def call(session, name, arguments):
-    result = await session.call_tool(name, arguments)
-    check(not getattr(result, "is_error", False), f"{name} failed: {result}")
-    texts = [c.text for c in result.content if getattr(c, "type", "") == "text"]
-    check(len(texts) == 1, f"{name}: expected one text content, got {result.content}")
-    return json.loads(texts[0])
-
+from client_common import Failure, call, check
 
 async def refused(session, name, arguments):
     try:
@@ -41,7 +25,6 @@ async def refused(session, name, arguments):
         return " ".join(c.text for c in result.content if getattr(c, "type", "") == "text")
     except MCPError as e:
         return str(e)
-
 
 async def agent(session, own_action, other):
     seen = {}
@@ -72,7 +55,6 @@ async def agent(session, own_action, other):
     check(purged["purged"] == 0, f"purge of nothing: {purged}")
     return seen
 
-
 async def main(argv):
     url, key, own_action, other = argv[1:5]
     headers = {"Authorization": f"Bearer {key}"}
@@ -80,7 +62,6 @@ async def main(argv):
         async with streamable_http_client(url, http_client=http) as (read, write):
             async with ClientSession(read, write) as session:
                 return await agent(session, own_action, other)
-
 
 if __name__ == "__main__":
     try:
