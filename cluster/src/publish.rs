@@ -63,14 +63,14 @@ pub fn publish(
     options: &PublishOptions,
     on_invalid: OnInvalid<'_>,
     progress: &mut dyn FnMut(&IngestStats),
-) -> Result<PublishReport, IngestError> {
-    let subjects = Subjects::new(&options.prefix).map_err(sink_error)?;
+) -> Result<PublishReport, Box<IngestError>> {
+    let subjects = Subjects::new(&options.prefix).map_err(boxed)?;
     let replicas = options
         .replicas
         .unwrap_or(if connection.clustered() { 3 } else { 1 });
     let (stream, partitions) = connection
         .raw_stream(&subjects, options.partitions, replicas)
-        .map_err(sink_error)?;
+        .map_err(boxed)?;
     let replicas = stream.cached_info().config.num_replicas;
     let mut sink = JetStreamSink {
         connection,
@@ -82,8 +82,9 @@ pub fn publish(
         counters: IngestStats::default(),
         report: PublishReport::default(),
     };
-    strataflow_pipeline::ingest::ingest_into(&mut sink, source, on_invalid, progress)?;
-    while sink.settle_one()? {}
+    strataflow_pipeline::ingest::ingest_into(&mut sink, source, on_invalid, progress)
+        .map_err(Box::new)?;
+    while sink.settle_one().map_err(boxed)? {}
     let mut report = sink.report;
     report.stream = sink.subjects.stream();
     report.partitions = partitions;
@@ -95,6 +96,10 @@ pub fn publish(
 
 fn sink_error(e: ClusterError) -> IngestError {
     IngestError::Sink(Box::new(e))
+}
+
+fn boxed(e: ClusterError) -> Box<IngestError> {
+    Box::new(sink_error(e))
 }
 
 /// What the stream holds of one thread.
@@ -117,10 +122,10 @@ struct JetStreamSink<'c> {
 
 impl JetStreamSink<'_> {
     /// The stream's messages of a thread, read once per run.
-    fn thread(&mut self, tenant: &str, thread: &str) -> Result<&mut ThreadLog, IngestError> {
+    fn thread(&mut self, tenant: &str, thread: &str) -> Result<&mut ThreadLog, ClusterError> {
         let key = (tenant.to_owned(), thread.to_owned());
         if !self.threads.contains_key(&key) {
-            let log = self.read_thread(tenant, thread).map_err(sink_error)?;
+            let log = self.read_thread(tenant, thread)?;
             self.threads.insert(key.clone(), log);
         }
         // default: never taken, inserted above.
@@ -158,7 +163,7 @@ impl JetStreamSink<'_> {
     }
 
     /// Awaits the oldest publish ack; false when none is pending.
-    fn settle_one(&mut self) -> Result<bool, IngestError> {
+    fn settle_one(&mut self) -> Result<bool, ClusterError> {
         let Some(ack) = self.pending.pop_front() else {
             return Ok(false);
         };
@@ -166,7 +171,7 @@ impl JetStreamSink<'_> {
             .connection
             .runtime
             .block_on(ack.into_future())
-            .map_err(|e| sink_error(ClusterError::js("publish ack", e)))?;
+            .map_err(|e| ClusterError::js("publish ack", e))?;
         if ack.duplicate {
             self.report.duplicates += 1;
         } else {
@@ -178,7 +183,9 @@ impl JetStreamSink<'_> {
 
 impl LogSink for JetStreamSink<'_> {
     fn known(&mut self, input: &MessageInput) -> Result<Result<Known, InputError>, IngestError> {
-        let log = self.thread(&input.tenant, &input.thread)?;
+        let log = self
+            .thread(&input.tenant, &input.thread)
+            .map_err(sink_error)?;
         Ok(match log.by_external_id.get(&input.external_id) {
             None => Ok(Known::New),
             Some(m) if input.same_content_as(m) => Ok(Known::Same),
@@ -197,7 +204,9 @@ impl LogSink for JetStreamSink<'_> {
         let subject = self
             .subjects
             .thread(self.partitions, &input.tenant, &input.thread);
-        let log = self.thread(&input.tenant, &input.thread)?;
+        let log = self
+            .thread(&input.tenant, &input.thread)
+            .map_err(sink_error)?;
         if log.by_external_id.contains_key(&input.external_id) {
             self.counters.already_stored += 1;
             return Ok(());
@@ -218,7 +227,7 @@ impl LogSink for JetStreamSink<'_> {
             .map_err(|e| sink_error(ClusterError::js("publish", e)))?;
         self.pending.push_back(ack);
         if self.pending.len() >= IN_FLIGHT {
-            self.settle_one()?;
+            self.settle_one().map_err(sink_error)?;
         }
         Ok(())
     }

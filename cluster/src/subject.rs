@@ -122,15 +122,7 @@ mod tests {
             .iter()
             .map(|t| partition_of(t, 8))
             .collect();
-        assert_eq!(
-            first,
-            [
-                partition_of("", 8),
-                partition_of("t1", 8),
-                partition_of("t2", 8),
-                partition_of("acme", 8)
-            ]
-        );
+        assert_eq!(first, [1, 4, 2, 1]);
         for t in 0..100 {
             assert!(partition_of(&format!("t{t}"), 7) < 7);
         }

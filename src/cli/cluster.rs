@@ -73,7 +73,7 @@ pub(super) fn ingest(
         }
     };
     progress.finish();
-    let report = result.map_err(|e| Failure::from(MemoryError::from(e)))?;
+    let report = result.map_err(|e| Failure::from(MemoryError::from(*e)))?;
     writeln!(
         out,
         "published {} messages to stream {} ({} partitions, {} replicas): {} new, {} dropped as duplicates by the stream, {} already stored or repeated{}",
