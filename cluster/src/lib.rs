@@ -146,12 +146,17 @@ impl Connection {
         let urls: Vec<String> = url.split(',').map(|u| u.trim().to_owned()).collect();
         let client = runtime
             .block_on(async {
-                tokio::time::timeout(
-                    Duration::from_secs(20),
-                    async_nats::ConnectOptions::new()
+                // Connecting retries in the background; the flush waits
+                // for the first server's answer (and its INFO: whether it
+                // is clustered), bounded.
+                tokio::time::timeout(Duration::from_secs(20), async {
+                    let client = async_nats::ConnectOptions::new()
                         .retry_on_initial_connect()
-                        .connect(urls),
-                )
+                        .connect(urls)
+                        .await?;
+                    client.flush().await?;
+                    Ok::<_, async_nats::Error>(client)
+                })
                 .await
             })
             .map_err(|_| ClusterError::Connect {

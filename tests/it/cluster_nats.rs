@@ -90,6 +90,156 @@ fn publishing_the_same_file_twice_adds_nothing() {
     assert_eq!(count_before(&second, "already"), 300, "{second}");
 }
 
+/// Runs one `node --drain` per partition list at once; returns their stdout.
+fn run_nodes(url: &str, nodes: &[(&Path, &str)]) -> Vec<String> {
+    let handles: Vec<_> = nodes
+        .iter()
+        .map(|(data, partitions)| {
+            let (data, partitions, url) =
+                (data.to_path_buf(), (*partitions).to_owned(), url.to_owned());
+            std::thread::spawn(move || {
+                ok(
+                    &data,
+                    &[
+                        "node",
+                        "--nats",
+                        &url,
+                        "--partitions",
+                        &partitions,
+                        "--drain",
+                        "-q",
+                    ],
+                )
+            })
+        })
+        .collect();
+    handles.into_iter().map(|h| h.join().unwrap()).collect()
+}
+
+/// The union of the nodes' records is the single-node ingest's, and so are
+/// the per-tenant view digests.
+fn assert_union_equals_single(single: &Path, nodes: &[&Path]) {
+    let mut union = BTreeSet::new();
+    let mut digests = BTreeMap::new();
+    for node in nodes {
+        let ids = record_ids(node);
+        assert!(!ids.is_empty(), "node {} got nothing", node.display());
+        union.extend(ids);
+        for (key, digest) in view_digests(node) {
+            if let Some(other) = digests.insert(key.clone(), digest.clone()) {
+                assert_eq!(other, digest, "{key:?} on two nodes with different digests");
+            }
+        }
+    }
+    assert_eq!(
+        union,
+        record_ids(single),
+        "the nodes' records differ from a single-node ingest"
+    );
+    assert_eq!(
+        digests,
+        view_digests(single),
+        "per-tenant view digests differ"
+    );
+}
+
+#[test]
+fn a_conflict_with_the_stream_is_refused_naming_the_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = nats::single(dir.path());
+    let first = dir.path().join("first.jsonl");
+    let line = |content: &str| {
+        format!(
+            "{{\"tenant\":\"acme.eu\",\"thread\":\"t 1\",\"id\":\"m1\",\"role\":\"user\",\"content\":\"{content}\",\"ts\":\"2024-01-01T00:00:00Z\"}}\n"
+        )
+    };
+    std::fs::write(&first, line("hello")).unwrap();
+    ok(
+        dir.path(),
+        &[
+            "ingest",
+            "--nats",
+            &server.url(),
+            "-q",
+            first.to_str().unwrap(),
+        ],
+    );
+    let second = dir.path().join("second.jsonl");
+    std::fs::write(&second, line("changed")).unwrap();
+    let out = super::common::run(
+        dir.path(),
+        &[
+            "ingest",
+            "--nats",
+            &server.url(),
+            "-q",
+            second.to_str().unwrap(),
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains("second.jsonl:1") && stderr.contains("already in the stream"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn three_nodes_on_a_three_server_cluster_with_r3_equal_a_single_node_ingest() {
+    let dir = tempfile::tempdir().unwrap();
+    let cluster = nats::cluster(dir.path());
+    let archive = generate(dir.path(), 2000, 30);
+    let file = archive.to_str().unwrap();
+    let single = dir.path().join("single");
+    ok(&single, &["ingest", "-q", file]);
+    let published = ok(
+        dir.path(),
+        &[
+            "ingest",
+            "--nats",
+            &cluster.urls(),
+            "--stream-partitions",
+            "6",
+            "-q",
+            file,
+        ],
+    );
+    assert!(published.contains("3 replicas"), "{published}");
+    assert_eq!(count_before(&published, "new"), 2000, "{published}");
+    let nodes: Vec<std::path::PathBuf> = (0..3)
+        .map(|i| dir.path().join(format!("node-{i}")))
+        .collect();
+    // Each node talks to another server of the cluster.
+    let urls: Vec<String> = cluster.servers.iter().map(nats::NatsServer::url).collect();
+    let handles: Vec<_> = nodes
+        .iter()
+        .zip(["0,3", "1,4", "2,5"])
+        .zip(urls)
+        .map(|((data, partitions), url)| {
+            let data = data.clone();
+            std::thread::spawn(move || {
+                ok(
+                    &data,
+                    &[
+                        "node",
+                        "--nats",
+                        &url,
+                        "--partitions",
+                        partitions,
+                        "--drain",
+                        "-q",
+                    ],
+                )
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+    let refs: Vec<&Path> = nodes.iter().map(std::path::PathBuf::as_path).collect();
+    assert_union_equals_single(&single, &refs);
+}
+
 #[test]
 fn two_nodes_on_disjoint_partitions_equal_a_single_node_ingest() {
     let dir = tempfile::tempdir().unwrap();
@@ -114,67 +264,9 @@ fn two_nodes_on_disjoint_partitions_equal_a_single_node_ingest() {
     let a = dir.path().join("node-a");
     let b = dir.path().join("node-b");
     let url = server.url();
-    let run_a = std::thread::spawn({
-        let (a, url) = (a.clone(), url.clone());
-        move || {
-            ok(
-                &a,
-                &[
-                    "node",
-                    "--nats",
-                    &url,
-                    "--partitions",
-                    "0,2",
-                    "--drain",
-                    "-q",
-                ],
-            )
-        }
-    });
-    let out_b = ok(
-        &b,
-        &[
-            "node",
-            "--nats",
-            &url,
-            "--partitions",
-            "1,3",
-            "--drain",
-            "-q",
-        ],
-    );
-    let out_a = run_a.join().unwrap();
-    assert!(
-        out_a.contains("stored") && out_b.contains("stored"),
-        "{out_a}{out_b}"
-    );
-
-    let (ids_a, ids_b) = (record_ids(&a), record_ids(&b));
-    assert!(!ids_a.is_empty() && !ids_b.is_empty(), "a node got nothing");
-    // Disjoint tenants, so disjoint records (the profile records aside).
-    let union: BTreeSet<String> = ids_a.union(&ids_b).cloned().collect();
-    assert_eq!(
-        union,
-        record_ids(&single),
-        "the nodes' records differ from a single-node ingest"
-    );
-
-    let mut digests = view_digests(&a);
-    let from_b = view_digests(&b);
-    for (key, digest) in &from_b {
-        if let Some(other) = digests.get(key) {
-            assert_eq!(
-                other, digest,
-                "{key:?} on both nodes with different digests"
-            );
-        }
-    }
-    digests.extend(from_b);
-    assert_eq!(
-        digests,
-        view_digests(&single),
-        "per-tenant view digests differ"
-    );
+    let outs = run_nodes(&url, &[(&a, "0,2"), (&b, "1,3")]);
+    assert!(outs.iter().all(|o| o.contains("stored")), "{outs:?}");
+    assert_union_equals_single(&single, &[&a, &b]);
 
     // A node run again finds nothing new: acknowledged means consumed.
     let again = ok(
