@@ -25,6 +25,12 @@ use strataflow_pipeline::source::{Location, MessageInput};
 use crate::publish::decode_message;
 use crate::{ClusterError, Connection, Subjects};
 
+/// How long a delivered message may wait for its acknowledgement before
+/// JetStream delivers it again (a batch is stored and acknowledged well
+/// within it; a redelivery while the node runs would come behind newer
+/// messages of its thread).
+const ACK_WAIT: Duration = Duration::from_secs(600);
+
 /// Options of a node.
 #[derive(Debug, Clone)]
 pub struct NodeOptions {
@@ -106,13 +112,31 @@ impl<'c> PartitionSource<'c> {
                 durable_name: Some(name.clone()),
                 filter_subject: subjects.partition(partition),
                 ack_policy: jetstream::consumer::AckPolicy::Explicit,
-                ack_wait: Duration::from_secs(60),
+                ack_wait: ACK_WAIT,
                 deliver_policy: jetstream::consumer::DeliverPolicy::All,
                 ..Default::default()
             };
             let consumer = connection
                 .runtime
-                .block_on(stream.get_or_create_consumer(&name, config))
+                .block_on(async {
+                    let mut consumer = stream.get_or_create_consumer(&name, config.clone()).await?;
+                    // Messages delivered to an earlier run and never
+                    // acknowledged (it was killed) would be redelivered only
+                    // after the ack wait, behind newer ones: their threads'
+                    // order would break. Start again after the ack floor.
+                    let info = consumer.info().await?.clone();
+                    if info.num_ack_pending > 0 {
+                        stream.delete_consumer(&name).await?;
+                        let again = pull::Config {
+                            deliver_policy: jetstream::consumer::DeliverPolicy::ByStartSequence {
+                                start_sequence: info.ack_floor.stream_sequence + 1,
+                            },
+                            ..config
+                        };
+                        consumer = stream.create_consumer(again).await?;
+                    }
+                    Ok::<_, async_nats::Error>(consumer)
+                })
                 .map_err(|e| ClusterError::js(format!("consumer {name}"), e))?;
             consumers.push((partition, consumer));
         }

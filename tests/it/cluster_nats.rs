@@ -283,3 +283,62 @@ fn two_nodes_on_disjoint_partitions_equal_a_single_node_ingest() {
     );
     assert!(again.contains(" 0 messages delivered"), "{again}");
 }
+
+#[test]
+fn a_node_killed_mid_consumption_restarts_with_nothing_lost_or_duplicated() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = nats::single(dir.path());
+    let archive = generate(dir.path(), 2000, 30);
+    let file = archive.to_str().unwrap();
+    let single = dir.path().join("single");
+    ok(&single, &["ingest", "-q", file]);
+    ok(
+        dir.path(),
+        &[
+            "ingest",
+            "--nats",
+            &server.url(),
+            "--stream-partitions",
+            "2",
+            "-q",
+            file,
+        ],
+    );
+    let data = dir.path().join("node");
+    // Small batches, so the kill lands between a durable batch and its
+    // acknowledgement or inside one, not after the end.
+    let mut node = super::common::bin()
+        .arg("--data")
+        .arg(&data)
+        .args([
+            "node",
+            "--nats",
+            &server.url(),
+            "--partitions",
+            "0,1",
+            "--batch",
+            "20",
+            "-q",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    node.kill().unwrap(); // SIGKILL
+    node.wait().unwrap();
+    let again = ok(
+        &data,
+        &[
+            "node",
+            "--nats",
+            &server.url(),
+            "--partitions",
+            "0,1",
+            "--drain",
+            "-q",
+        ],
+    );
+    assert!(again.contains("stored"), "{again}");
+    assert_union_equals_single(&single, &[&data]);
+}
