@@ -70,11 +70,14 @@ pub struct PartitionSource<'c> {
 }
 
 impl<'c> PartitionSource<'c> {
-    /// Opens (or creates) the durable consumer of each partition.
+    /// Opens (or creates) the durable consumer of each partition; `fresh`
+    /// (the node's data directory holds no message) starts each from the
+    /// stream's first message whatever it acknowledged before.
     pub fn open(
         connection: &'c Connection,
         subjects: &Subjects,
         partitions: &[u32],
+        fresh: bool,
     ) -> Result<Self, ClusterError> {
         let stream_name = subjects.stream();
         let stream = connection
@@ -125,7 +128,12 @@ impl<'c> PartitionSource<'c> {
                     // after the ack wait, behind newer ones: their threads'
                     // order would break. Start again after the ack floor.
                     let info = consumer.info().await?.clone();
-                    if info.num_ack_pending > 0 {
+                    if fresh && info.delivered.stream_sequence > 0 {
+                        // A new (or deleted) data directory: its tenants
+                        // are rebuilt from the stream's first message.
+                        stream.delete_consumer(&name).await?;
+                        consumer = stream.create_consumer(config.clone()).await?;
+                    } else if info.num_ack_pending > 0 {
                         stream.delete_consumer(&name).await?;
                         let again = pull::Config {
                             deliver_policy: jetstream::consumer::DeliverPolicy::ByStartSequence {
@@ -248,7 +256,8 @@ pub fn run(
     progress: &mut dyn FnMut(&NodeReport),
 ) -> Result<NodeReport, ClusterError> {
     let subjects = Subjects::new(&options.prefix)?;
-    let mut source = PartitionSource::open(connection, &subjects, &options.partitions)?;
+    let fresh = memory.threads()?.is_empty();
+    let mut source = PartitionSource::open(connection, &subjects, &options.partitions, fresh)?;
     let ingester = memory.ingester(options.batch.max(1))?;
     let mut report = NodeReport::default();
     let mut stale_views = true;

@@ -282,6 +282,22 @@ fn two_nodes_on_disjoint_partitions_equal_a_single_node_ingest() {
         ],
     );
     assert!(again.contains(" 0 messages delivered"), "{again}");
+
+    // A node whose data directory is deleted rebuilds it from the stream
+    // alone, with the same records and digests.
+    std::fs::remove_dir_all(&a).unwrap();
+    let node_a = [
+        "node",
+        "--nats",
+        &url,
+        "--partitions",
+        "0,2",
+        "--drain",
+        "-q",
+    ];
+    let rebuilt = ok(&a, &node_a);
+    assert!(!rebuilt.contains(" 0 messages delivered"), "{rebuilt}");
+    assert_union_equals_single(&single, &[&a, &b]);
 }
 
 #[test]
