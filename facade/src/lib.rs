@@ -21,6 +21,7 @@ pub mod eval;
 pub mod limits;
 mod memory;
 
+pub use memory::JsonlFile;
 pub use memory::{
     AssessOutcome, BlockView, ExpandedEvent, ExpandedNode, SourceMessage, UseOutcome, ViewReport,
 };

@@ -29,6 +29,7 @@ use strataflow_log::{Durability, RecordId, Store, StoreError};
 use strataflow_operators::profile::Operators;
 use strataflow_operators::sealer::Sealer;
 
+use crate::log_seam::LogSink;
 use crate::runtime::{self, RuntimeOptions};
 use crate::source::{InputError, MessageInput, Rejected, SourceError, SourceItem};
 
@@ -116,97 +117,156 @@ pub fn ingest(
     };
     match on_invalid {
         OnInvalid::Refuse => {
-            let mut validator = Validator::default();
-            let mut errors = Vec::new();
-            let mut total = 0u64;
-            let mut checked = IngestStats {
-                stage: "validate",
-                ..IngestStats::default()
-            };
-            for item in source.items()? {
-                checked.expected += 1;
-                if checked.expected.is_multiple_of(VALIDATE_PROGRESS_EVERY) {
-                    progress(&checked);
-                }
-                let problem = match item? {
-                    Err(rejected) => Some(rejected.error),
-                    Ok(input) => validator.check(store, &input)?.err(),
-                };
-                if let Some(e) = problem {
-                    total += 1;
-                    if errors.len() < MAX_LISTED_ERRORS {
-                        errors.push(e);
-                    }
-                }
-            }
-            if total > 0 {
-                return Err(IngestError::Refused { errors, total });
-            }
-            tracing::info!(items = checked.expected, "input validated");
-            drop(validator);
+            let expected = validate(Some(store), None, source, progress)?;
             catch_up(store, options, progress)?;
-            // The first pass found no conflict; the storing pass only skips
-            // repeats, by key.
-            let mut seen: HashSet<u128> = HashSet::new();
             runtime::run(store, &runtime, progress, |feeder| {
-                feeder.reader.stage = "ingest";
-                feeder.reader.expected = checked.expected;
-                for item in source.items()? {
-                    let input = match item? {
-                        Ok(input) => input,
-                        // The input changed between the passes.
-                        Err(rejected) => {
-                            return Err(IngestError::Refused {
-                                errors: vec![rejected.error],
-                                total: 1,
-                            });
-                        }
-                    };
-                    feeder.reader.read += 1;
-                    if !seen.insert(message_key(&input)) {
-                        feeder.reader.already_stored += 1;
-                        continue;
-                    }
-                    feeder.push(input)?;
-                }
-                Ok(())
+                feeder.reader.expected = expected;
+                store_pass(source, feeder)
             })
         }
         OnInvalid::Quarantine(rejects) => {
             catch_up(store, options, progress)?;
-            let mut validator = Validator::default();
             runtime::run(store, &runtime, progress, |feeder| {
-                feeder.reader.stage = "ingest";
-                for item in source.items()? {
-                    let checked = match item? {
-                        Err(rejected) => Err(rejected),
-                        Ok(input) => match validator.check(store, &input)? {
-                            Ok(()) => Ok(input),
-                            Err(error) => Err(Rejected {
-                                input: input.to_json(),
-                                error,
-                            }),
-                        },
-                    };
-                    match checked {
-                        Ok(input) => {
-                            feeder.reader.read += 1;
-                            if validator.repeated {
-                                feeder.reader.already_stored += 1;
-                                continue;
-                            }
-                            feeder.push(input)?;
-                        }
-                        Err(rejected) => {
-                            write_reject(rejects, &rejected).map_err(IngestError::Rejects)?;
-                            feeder.reader.rejected += 1;
-                        }
-                    }
-                }
-                rejects.flush().map_err(IngestError::Rejects)
+                quarantine_pass(Some(store), source, rejects, feeder)
             })
         }
     }
+}
+
+/// Ingests a source into another log behind the seam (a distributed log's
+/// publisher): the same validation and policies as [`ingest`], with the
+/// sink's [`LogSink::known`] standing for the store's checks. The sink
+/// sees each valid message once, in input order.
+pub fn ingest_into(
+    sink: &mut dyn LogSink,
+    source: &dyn Source,
+    on_invalid: OnInvalid<'_>,
+    progress: &mut dyn FnMut(&IngestStats),
+) -> Result<(), IngestError> {
+    match on_invalid {
+        OnInvalid::Refuse => {
+            let expected = validate(None, Some(&mut *sink), source, progress)?;
+            sink.counters().expected = expected;
+            store_pass(source, sink)
+        }
+        OnInvalid::Quarantine(rejects) => quarantine_pass(None, source, rejects, sink),
+    }
+}
+
+/// The refuse policy's first pass: every item read and checked (against
+/// the store, or the sink's log); any problem refuses the whole input.
+/// Returns the number of items.
+fn validate(
+    store: Option<&Store>,
+    mut sink: Option<&mut dyn LogSink>,
+    source: &dyn Source,
+    progress: &mut dyn FnMut(&IngestStats),
+) -> Result<u64, IngestError> {
+    let mut validator = Validator::default();
+    let mut errors = Vec::new();
+    let mut total = 0u64;
+    let mut checked = IngestStats {
+        stage: "validate",
+        ..IngestStats::default()
+    };
+    for item in source.items()? {
+        checked.expected += 1;
+        if checked.expected.is_multiple_of(VALIDATE_PROGRESS_EVERY) {
+            progress(&checked);
+        }
+        let problem = match item? {
+            Err(rejected) => Some(rejected.error),
+            Ok(input) => match validator.check(store, &input)? {
+                Err(e) => Some(e),
+                Ok(()) => match sink.as_deref_mut() {
+                    Some(sink) => sink.known(&input)?.err(),
+                    None => None,
+                },
+            },
+        };
+        if let Some(e) = problem {
+            total += 1;
+            if errors.len() < MAX_LISTED_ERRORS {
+                errors.push(e);
+            }
+        }
+    }
+    if total > 0 {
+        return Err(IngestError::Refused { errors, total });
+    }
+    tracing::info!(items = checked.expected, "input validated");
+    Ok(checked.expected)
+}
+
+/// The refuse policy's storing pass: the first pass found no conflict, so
+/// this only skips repeats, by key (and what the sink's log holds).
+fn store_pass(source: &dyn Source, sink: &mut dyn LogSink) -> Result<(), IngestError> {
+    sink.counters().stage = "ingest";
+    let mut seen: HashSet<u128> = HashSet::new();
+    for item in source.items()? {
+        let input = match item? {
+            Ok(input) => input,
+            // The input changed between the passes.
+            Err(rejected) => {
+                return Err(IngestError::Refused {
+                    errors: vec![rejected.error],
+                    total: 1,
+                });
+            }
+        };
+        sink.counters().read += 1;
+        if !seen.insert(message_key(&input)) {
+            sink.counters().already_stored += 1;
+            continue;
+        }
+        sink.accept(input)?;
+    }
+    Ok(())
+}
+
+/// The quarantine policy's one pass: bad items to the rejects file, the
+/// valid ones to the sink.
+fn quarantine_pass(
+    store: Option<&Store>,
+    source: &dyn Source,
+    rejects: &mut dyn Write,
+    sink: &mut dyn LogSink,
+) -> Result<(), IngestError> {
+    sink.counters().stage = "ingest";
+    let mut validator = Validator::default();
+    for item in source.items()? {
+        let checked = match item? {
+            Err(rejected) => Err(rejected),
+            Ok(input) => match validator.check(store, &input)? {
+                Ok(()) => match sink.known(&input)? {
+                    Ok(_) => Ok(input),
+                    Err(error) => Err(Rejected {
+                        input: input.to_json(),
+                        error,
+                    }),
+                },
+                Err(error) => Err(Rejected {
+                    input: input.to_json(),
+                    error,
+                }),
+            },
+        };
+        match checked {
+            Ok(input) => {
+                sink.counters().read += 1;
+                if validator.repeated {
+                    sink.counters().already_stored += 1;
+                    continue;
+                }
+                sink.accept(input)?;
+            }
+            Err(rejected) => {
+                write_reject(rejects, &rejected).map_err(IngestError::Rejects)?;
+                sink.counters().rejected += 1;
+            }
+        }
+    }
+    rejects.flush().map_err(IngestError::Rejects)
 }
 
 /// Derives the blocks the log holds underived before new ones are derived
@@ -267,7 +327,7 @@ struct Validator {
 impl Validator {
     fn check(
         &mut self,
-        store: &Store,
+        store: Option<&Store>,
         input: &MessageInput,
     ) -> Result<Result<(), InputError>, StoreError> {
         self.repeated = false;
@@ -301,6 +361,10 @@ impl Validator {
             self.repeated = true;
             return Ok(Ok(()));
         }
+        let Some(store) = store else {
+            self.seen.insert(key, fingerprint);
+            return Ok(Ok(()));
+        };
         let thread = (input.tenant.clone(), input.thread.clone());
         let thread_stored = match self.stored_threads.get(&thread) {
             Some(known) => *known,

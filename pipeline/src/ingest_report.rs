@@ -40,6 +40,11 @@ pub enum IngestError {
     /// committed before stays; the rest can be resumed.
     #[error("{0}")]
     Halted(strataflow_operators::model::ModelError),
+    /// The log behind the seam ([`crate::log_seam::LogSink`], a
+    /// distributed log) refused or failed; what it acknowledged before
+    /// stays.
+    #[error("{0}")]
+    Sink(#[source] Box<dyn std::error::Error + Send + Sync>),
 }
 
 /// How the ingest runtime itself failed (not the input, not the log).

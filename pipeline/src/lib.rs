@@ -4,12 +4,14 @@
 //! input formats ([`source`]), the ingest driver ([`ingest`]) that validates
 //! and feeds the staged runtime ([`runtime`]: partitioned workers that seal
 //! and derive, one ordering writer with group commit), batch derivation and
-//! its retries ([`derive`]) and the streaming ingester ([`stream`]). The
+//! its retries ([`derive`]), the streaming ingester ([`stream`]) and the log
+//! seam a distributed log plugs into ([`log_seam`]). The
 //! model client and recording gateway are in `strataflow-model`.
 
 pub mod derive;
 pub mod ingest;
 pub mod ingest_report;
+pub mod log_seam;
 pub mod runtime;
 pub mod source;
 pub mod stage;

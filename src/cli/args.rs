@@ -187,7 +187,13 @@ pub enum Command {
         /// Ingest options.
         #[command(flatten)]
         options: IngestArgs,
+        /// Publishing to NATS JetStream instead.
+        #[command(flatten)]
+        nats: NatsPublishArgs,
     },
+    /// Materialise the tenants of some partitions of a NATS JetStream
+    /// stream into the data directory (docs/guides/cluster.md).
+    Node(NodeArgs),
     /// Import from another format.
     #[command(subcommand)]
     Import(ImportCommand),
@@ -1003,4 +1009,53 @@ pub struct IngestArgs {
     /// Worker threads, 1..=256 (default: the machine's cores). Results do not depend on it.
     #[arg(long, value_name = "N", value_parser = in_range::<usize>(limits::WORKERS))]
     pub workers: Option<usize>,
+}
+
+/// `ingest --nats`: publish to a JetStream stream instead of storing.
+#[derive(Debug, Args)]
+pub struct NatsPublishArgs {
+    /// Publish each valid message to this NATS JetStream server
+    /// (comma-separated URLs for a cluster) instead of storing it here.
+    #[arg(long, value_name = "URL")]
+    pub nats: Option<String>,
+    /// Stream replicas if the stream is created now (default: 3 on a NATS
+    /// cluster, 1 on a single server).
+    #[arg(long, value_name = "N", requires = "nats", value_parser = in_range::<usize>((1, 5)))]
+    pub replicas: Option<usize>,
+    /// Partitions if the stream is created now (an existing stream keeps
+    /// its own), 1..=1024.
+    #[arg(long, value_name = "P", requires = "nats", default_value_t = strataflow_cluster::DEFAULT_PARTITIONS, value_parser = in_range::<u32>((1, 1024)))]
+    pub stream_partitions: u32,
+    /// Subject and stream prefix.
+    #[arg(
+        long,
+        value_name = "PREFIX",
+        requires = "nats",
+        default_value = "strataflow"
+    )]
+    pub prefix: String,
+}
+
+/// `node`: a strataflow node of a NATS JetStream cluster.
+#[derive(Debug, Args)]
+pub struct NodeArgs {
+    /// The NATS server (comma-separated URLs for a cluster).
+    #[arg(long, value_name = "URL")]
+    pub nats: String,
+    /// The partitions this node owns (comma-separated numbers).
+    #[arg(long, value_name = "P,…", value_delimiter = ',', required = true)]
+    pub partitions: Vec<u32>,
+    /// Subject and stream prefix.
+    #[arg(long, value_name = "PREFIX", default_value = "strataflow")]
+    pub prefix: String,
+    /// Messages fetched and stored per batch, 1..=10000.
+    #[arg(long, value_name = "N", default_value_t = 500, value_parser = in_range::<usize>((1, 10_000)))]
+    pub batch: usize,
+    /// Exit once the owned partitions are consumed to their end and the
+    /// views refreshed, instead of waiting for more.
+    #[arg(long)]
+    pub drain: bool,
+    /// No progress output.
+    #[arg(long, short)]
+    pub quiet: bool,
 }

@@ -1,6 +1,7 @@
 //! The `strataflow` command line: parse, run, report one clear error line.
 
 mod args;
+mod cluster;
 mod export;
 mod memories;
 #[cfg(test)]
@@ -242,7 +243,14 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 );
             }
         }
-        Command::Ingest { file, options } => {
+        Command::Ingest {
+            file,
+            options,
+            nats,
+        } => {
+            if let Some(url) = &nats.nats {
+                return cluster::ingest(&mut out, url, &file, &options, &nats);
+            }
             check_rejects(&options, &file, &dir)?;
             let memory = open(&dir)?;
             run_ingest(
@@ -637,6 +645,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Recall(args) => memories::recall(&mut out, &dir, args)?,
         Command::Memory(command) => memories::memory(&mut out, &dir, command)?,
         Command::Serve(args) => server::serve(&mut out, &dir, &args)?,
+        Command::Node(args) => cluster::node(&mut out, &dir, &args)?,
         Command::Mcp { tenant, queue } => {
             drop(out);
             server::mcp(&dir, tenant, queue)?;

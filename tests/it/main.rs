@@ -12,6 +12,7 @@ mod audit_detects_tampering;
 mod block_size_config;
 mod blocks_cover_every_message;
 mod cli_arguments;
+mod cluster_nats;
 mod crash_pipeline_points;
 mod crash_resume;
 mod default_profile;

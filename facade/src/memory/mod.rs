@@ -654,7 +654,9 @@ fn parse_id(given: &str) -> Result<String, QueryError> {
 }
 
 /// A JSONL file read afresh on each pass.
-struct JsonlFile(PathBuf);
+/// A JSONL message file as an ingest [`Source`] (read again for each
+/// pass); what `ingest_jsonl` reads, and what `ingest --nats` publishes.
+pub struct JsonlFile(pub PathBuf);
 
 impl Source for JsonlFile {
     fn items(

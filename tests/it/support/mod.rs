@@ -10,3 +10,4 @@
 pub mod llm_profile;
 pub mod mirror_model;
 pub mod model_server;
+pub mod nats;

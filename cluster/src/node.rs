@@ -1,0 +1,358 @@
+//! A node: owns some partitions of the raw-message stream and materialises
+//! their tenants into its own data directory.
+//!
+//! Ownership is static in this version: the partitions are given
+//! (`--partitions a,b,…`), one durable pull consumer per partition
+//! (`<prefix>_l5_p<partition>`, explicit acks). A batch fetched from a
+//! partition is appended through the streaming ingester (positions, seal,
+//! derive; one group, fsynced) and its messages are acknowledged only
+//! after that group is durable. A message delivered again after a crash is
+//! found by its external id and content and skipped, so each record is
+//! stored once. When a partition has nothing more for now, the persisted
+//! views of the node's tenants are brought up to the end of its log.
+
+use std::time::Duration;
+
+use async_nats::jetstream::{self, consumer::pull};
+use futures_util::StreamExt;
+use strataflow::{Memory, ViewsOptions};
+use strataflow_log::RecordId;
+use strataflow_log::envelope::encode_with_id;
+use strataflow_log::record::{Message, Record};
+use strataflow_pipeline::log_seam::{Delivered, LogSource};
+use strataflow_pipeline::source::{Location, MessageInput};
+
+use crate::publish::decode_message;
+use crate::{ClusterError, Connection, Subjects};
+
+/// How long a delivered message may wait for its acknowledgement before
+/// JetStream delivers it again (a batch is stored and acknowledged well
+/// within it; a redelivery while the node runs would come behind newer
+/// messages of its thread).
+const ACK_WAIT: Duration = Duration::from_secs(600);
+
+/// Options of a node.
+#[derive(Debug, Clone)]
+pub struct NodeOptions {
+    /// The subject and stream prefix.
+    pub prefix: String,
+    /// The partitions this node owns.
+    pub partitions: Vec<u32>,
+    /// Messages fetched per batch.
+    pub batch: usize,
+    /// Stop once every owned partition has been consumed to its end (and
+    /// the views refreshed) instead of waiting for more.
+    pub drain: bool,
+}
+
+/// What a node did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NodeReport {
+    /// Messages delivered.
+    pub delivered: u64,
+    /// Messages stored (new).
+    pub stored: u64,
+    /// Messages delivered again and found stored.
+    pub already_stored: u64,
+    /// Batches made durable and acknowledged.
+    pub batches: u64,
+}
+
+/// The JetStream side of [`LogSource`]: a node's partitions, each a
+/// durable pull consumer, read in turn.
+pub struct PartitionSource<'c> {
+    connection: &'c Connection,
+    stream: String,
+    consumers: Vec<(u32, jetstream::consumer::PullConsumer)>,
+    next: usize,
+    /// Partitions that answered nothing since the last message.
+    idle: usize,
+}
+
+impl<'c> PartitionSource<'c> {
+    /// Opens (or creates) the durable consumer of each partition; `fresh`
+    /// (the node's data directory holds no message) starts each from the
+    /// stream's first message whatever it acknowledged before.
+    pub fn open(
+        connection: &'c Connection,
+        subjects: &Subjects,
+        partitions: &[u32],
+        fresh: bool,
+    ) -> Result<Self, ClusterError> {
+        let stream_name = subjects.stream();
+        let stream = connection
+            .runtime
+            .block_on(connection.context.get_stream(&stream_name))
+            .map_err(|e| ClusterError::js(format!("open stream {stream_name}"), e))?;
+        let count = stream
+            .cached_info()
+            .config
+            .metadata
+            .get(crate::subject::PARTITIONS_KEY)
+            .and_then(|p| p.parse::<u32>().ok())
+            .filter(|p| *p > 0)
+            .ok_or_else(|| ClusterError::Partitions {
+                stream: stream_name.clone(),
+                key: crate::subject::PARTITIONS_KEY,
+                found: stream
+                    .cached_info()
+                    .config
+                    .metadata
+                    .get(crate::subject::PARTITIONS_KEY)
+                    .cloned(),
+            })?;
+        let mut consumers = Vec::new();
+        for &partition in partitions {
+            if partition >= count {
+                return Err(ClusterError::NoSuchPartition {
+                    partition,
+                    stream: stream_name,
+                    partitions: count,
+                });
+            }
+            let name = subjects.consumer(partition);
+            let config = pull::Config {
+                durable_name: Some(name.clone()),
+                filter_subject: subjects.partition(partition),
+                ack_policy: jetstream::consumer::AckPolicy::Explicit,
+                ack_wait: ACK_WAIT,
+                deliver_policy: jetstream::consumer::DeliverPolicy::All,
+                ..Default::default()
+            };
+            let consumer = connection
+                .runtime
+                .block_on(async {
+                    let mut consumer = stream.get_or_create_consumer(&name, config.clone()).await?;
+                    // Messages delivered to an earlier run and never
+                    // acknowledged (it was killed) would be redelivered only
+                    // after the ack wait, behind newer ones: their threads'
+                    // order would break. Start again after the ack floor.
+                    let info = consumer.info().await?.clone();
+                    if fresh && info.delivered.stream_sequence > 0 {
+                        // A new (or deleted) data directory: its tenants
+                        // are rebuilt from the stream's first message.
+                        stream.delete_consumer(&name).await?;
+                        consumer = stream.create_consumer(config.clone()).await?;
+                    } else if info.num_ack_pending > 0 {
+                        stream.delete_consumer(&name).await?;
+                        let again = pull::Config {
+                            deliver_policy: jetstream::consumer::DeliverPolicy::ByStartSequence {
+                                start_sequence: info.ack_floor.stream_sequence + 1,
+                            },
+                            ..config
+                        };
+                        consumer = stream.create_consumer(again).await?;
+                    }
+                    Ok::<_, async_nats::Error>(consumer)
+                })
+                .map_err(|e| ClusterError::js(format!("consumer {name}"), e))?;
+            consumers.push((partition, consumer));
+        }
+        Ok(Self {
+            connection,
+            stream: stream_name,
+            consumers,
+            next: 0,
+            idle: 0,
+        })
+    }
+
+    /// True once every partition answered nothing in a row.
+    pub fn all_idle(&self) -> bool {
+        self.idle >= self.consumers.len()
+    }
+
+    /// Messages still to deliver or acknowledge on every partition.
+    pub fn outstanding(&mut self) -> Result<u64, ClusterError> {
+        let mut total = 0;
+        for (partition, consumer) in &mut self.consumers {
+            let info = self
+                .connection
+                .runtime
+                .block_on(consumer.info())
+                .map_err(|e| ClusterError::js(format!("info of partition {partition}"), e))?;
+            total += info.num_pending + u64::try_from(info.num_ack_pending).unwrap_or(u64::MAX);
+        }
+        Ok(total)
+    }
+}
+
+impl LogSource for PartitionSource<'_> {
+    type Token = jetstream::Message;
+    type Error = ClusterError;
+
+    fn next_batch(&mut self, max: usize) -> Result<Vec<Delivered<Self::Token>>, ClusterError> {
+        let n = self.consumers.len();
+        if n == 0 {
+            return Ok(Vec::new());
+        }
+        let index = self.next % n;
+        self.next = self.next.wrapping_add(1);
+        let Some((partition, consumer)) = self.consumers.get(index) else {
+            return Ok(Vec::new());
+        };
+        let messages: Vec<jetstream::Message> = self.connection.runtime.block_on(async {
+            let mut batch = consumer
+                .fetch()
+                .max_messages(max.max(1))
+                .messages()
+                .await
+                .map_err(|e| ClusterError::js(format!("fetch partition {partition}"), e))?;
+            let mut got = Vec::new();
+            while let Some(m) = batch.next().await {
+                got.push(
+                    m.map_err(|e| ClusterError::js(format!("fetch partition {partition}"), e))?,
+                );
+            }
+            Ok::<_, ClusterError>(got)
+        })?;
+        if messages.is_empty() {
+            self.idle += 1;
+        } else {
+            self.idle = 0;
+        }
+        let mut delivered = Vec::with_capacity(messages.len());
+        for m in messages {
+            let sequence = m.info().map(|i| i.stream_sequence).unwrap_or_default();
+            let message = decode_message(&self.stream, sequence, &m.subject, &m.payload)?;
+            let id = published_id(&message)?;
+            delivered.push(Delivered {
+                message,
+                id,
+                token: m,
+            });
+        }
+        Ok(delivered)
+    }
+
+    fn ack(&mut self, tokens: Vec<Self::Token>) -> Result<(), ClusterError> {
+        self.connection.runtime.block_on(async {
+            for m in tokens {
+                m.ack().await.map_err(|e| ClusterError::js("ack", e))?;
+            }
+            Ok::<_, ClusterError>(())
+        })?;
+        self.connection
+            .runtime
+            .block_on(self.connection.client.flush())
+            .map_err(|e| ClusterError::js("flush acks", e))
+    }
+}
+
+/// The id the record had when published (that of its envelope).
+fn published_id(message: &Message) -> Result<RecordId, ClusterError> {
+    encode_with_id(&Record::Message(message.clone()))
+        .map(|(id, _)| id)
+        .map_err(|e| ClusterError::js("encode", e))
+}
+
+/// Runs a node until interrupted (or, with [`NodeOptions::drain`], until
+/// its partitions are consumed). `progress` gets the totals after every
+/// batch.
+pub fn run(
+    connection: &Connection,
+    memory: &Memory,
+    options: &NodeOptions,
+    progress: &mut dyn FnMut(&NodeReport),
+) -> Result<NodeReport, ClusterError> {
+    let subjects = Subjects::new(&options.prefix)?;
+    let fresh = memory.threads()?.is_empty();
+    let mut source = PartitionSource::open(connection, &subjects, &options.partitions, fresh)?;
+    let ingester = memory.ingester(options.batch.max(1))?;
+    let mut report = NodeReport::default();
+    let mut stale_views = true;
+    loop {
+        let batch = source.next_batch(options.batch)?;
+        if batch.is_empty() {
+            if source.all_idle() {
+                if stale_views {
+                    memory.views(&memory.tenants()?, &ViewsOptions::default())?;
+                    stale_views = false;
+                }
+                if options.drain && source.outstanding()? == 0 {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            continue;
+        }
+        let first = batch
+            .first()
+            .map(|d| sequence_of(&d.token))
+            .unwrap_or_default();
+        let last = batch
+            .last()
+            .map(|d| sequence_of(&d.token))
+            .unwrap_or_default();
+        let mut inputs = Vec::with_capacity(batch.len());
+        let mut tokens = Vec::with_capacity(batch.len());
+        let mut ids = Vec::with_capacity(batch.len());
+        for d in batch {
+            inputs.push(input_of(&source.stream, sequence_of(&d.token), d.message));
+            ids.push(d.id);
+            tokens.push(d.token);
+        }
+        let acked = connection
+            .runtime
+            .block_on(ingester.append_batch(inputs))
+            .map_err(|e| ClusterError::Store {
+                stream: source.stream.clone(),
+                first,
+                last,
+                source: Box::new(e),
+            })?;
+        for (a, published) in acked.iter().zip(&ids) {
+            if a.new {
+                report.stored += 1;
+            } else {
+                report.already_stored += 1;
+            }
+            if a.id != *published {
+                tracing::warn!(
+                    stored = %a.id,
+                    %published,
+                    "a message was stored under another id than it was published with (its thread's positions differ)"
+                );
+            }
+        }
+        report.delivered += tokens.len() as u64;
+        source.ack(tokens)?;
+        report.batches += 1;
+        stale_views = true;
+        progress(&report);
+    }
+    connection
+        .runtime
+        .block_on(ingester.close())
+        .map_err(|e| ClusterError::Store {
+            stream: source.stream.clone(),
+            first: 0,
+            last: 0,
+            source: Box::new(e),
+        })?;
+    Ok(report)
+}
+
+fn sequence_of(m: &jetstream::Message) -> u64 {
+    m.info().map(|i| i.stream_sequence).unwrap_or_default()
+}
+
+/// A delivered Message record as ingest input (its position is assigned
+/// again by the ingester, from the node's thread head).
+fn input_of(stream: &str, sequence: u64, m: Message) -> MessageInput {
+    MessageInput {
+        location: Location {
+            file: format!("nats:{stream}"),
+            line: usize::try_from(sequence).ok(),
+            path: None,
+        },
+        tenant: m.tenant,
+        thread: m.thread,
+        external_id: m.external_id,
+        role: m.role,
+        speaker: m.speaker,
+        content: m.content,
+        tool_calls: m.tool_calls,
+        time: m.time,
+    }
+}

