@@ -252,7 +252,13 @@ fn search_dense_thread_keeps_only_that_threads_records() {
         &data,
         &["profile", "create", PROFILE, "--embedder", "word-hash@1:64"],
     );
-    ok(&data, &["resume", "--profile", PROFILE]);
+    let derived = ok(&data, &["resume", "--profile", PROFILE]);
+    assert!(derived.contains("embedded "), "{derived}");
+    let status = ok(&data, &["status", "--profile", PROFILE]);
+    assert!(
+        status.contains("embedder word-hash@1 (strataflow/word-hash-64): "),
+        "{status}"
+    );
     let query = "On turn 3 we talked about the trip to Porto number 1 and the train tickets.";
     let search = |extra: &[&str]| {
         let mut args = vec![
@@ -480,4 +486,82 @@ fn search_dense_over_serve_answers_as_the_cli_does() {
     assert!(reply.status >= 400, "{reply:?}");
     assert!(reply.body.contains("names no embedder"), "{}", reply.body);
     server.stop();
+}
+
+#[test]
+fn derive_and_status_count_embeddings_and_requests_served_from_the_log() {
+    use strataflow::operators::profile::ModelEndpoint;
+    let server = crate::embeddings_openai::embedding_server(4);
+    let tmp = tempfile::tempdir().unwrap();
+    let memory = Memory::open(tmp.path().join("data")).unwrap();
+    let texts: Vec<String> = (0..5)
+        .map(|i| format!("Pallet {i} reached the Lyon depot."))
+        .collect();
+    let lines = |tenant: &str| -> Vec<String> {
+        texts
+            .iter()
+            .enumerate()
+            .map(|(i, t)| line(tenant, "t", &format!("m{i}"), t, i as u32))
+            .collect()
+    };
+    ingest_lines(&memory, tmp.path(), "acme", &lines("acme"));
+    memory
+        .save_profile(&Profile {
+            name: "remote".into(),
+            model: Some(ModelEndpoint {
+                model: "scripted".into(),
+                base_url: server.base_url(),
+                api_key_env: None,
+                concurrency: 2,
+                timeout_secs: 10,
+            }),
+            embedder: Some("openai-embeddings@1:test-embed:4".into()),
+            ..Profile::default_profile()
+        })
+        .unwrap();
+    let run = |memory: &Memory| {
+        memory
+            .derive(Some("remote"), &memory.derive_options(), &mut |_| {})
+            .unwrap()
+    };
+    let first = run(&memory);
+    assert!(first.embeddings >= 5, "{first:?}");
+    assert_eq!(first.embeddings_already, 0);
+    let requests = server.requests();
+    assert!(requests > 0);
+    assert_eq!(
+        memory
+            .status(Some("remote"))
+            .unwrap()
+            .model_calls
+            .served_from_log,
+        0
+    );
+    // The same texts in another tenant: the same requests, answered from
+    // the recorded calls.
+    ingest_lines(&memory, tmp.path(), "globex", &lines("globex"));
+    let second = run(&memory);
+    assert_eq!(second.embeddings, first.embeddings);
+    assert_eq!(second.embeddings_already, first.embeddings);
+    assert_eq!(server.requests(), requests, "served from the log");
+    let status = memory.status(Some("remote")).unwrap();
+    assert_eq!(status.model_calls.served_from_log, requests as u64);
+    let embedder = status.embedder.unwrap();
+    assert_eq!(embedder.operator, "openai-embeddings@1");
+    assert_eq!(embedder.label, "openai/test-embed");
+    assert_eq!(embedder.vectors, 2 * first.embeddings);
+    // A rerun embeds nothing and asks nothing.
+    let third = run(&memory);
+    assert_eq!(
+        (third.embeddings, third.embeddings_already),
+        (0, 2 * first.embeddings)
+    );
+    assert_eq!(
+        memory
+            .status(Some("remote"))
+            .unwrap()
+            .model_calls
+            .served_from_log,
+        requests as u64
+    );
 }

@@ -147,10 +147,40 @@ impl Memory {
                 consider(event, &Record::Event(e), &mut stats)?;
             }
         }
+        let embedded = self.embed_pending(embedder.as_ref(), &profile.name, &pending, &mut stats);
+        // What the embedder asked of its service, whether it failed or not.
+        self.add_embed_calls(embedder.calls())?;
+        embedded?;
+        // The tenants' dense views take the new rows now, not at their
+        // first query.
+        let identity = dense_identity(embedder.as_ref());
+        let mut tenants: Vec<&str> = pending.iter().map(|p| p.tenant.as_str()).collect();
+        tenants.sort_unstable();
+        tenants.dedup();
+        for tenant in tenants {
+            self.dense_view(tenant, &identity, true)?;
+        }
+        Ok(stats)
+    }
+}
+
+impl Memory {
+    /// Embeds `pending` in batches of [`EMBED_BATCH`] and appends one
+    /// `Embedding` record per source, counting them in `stats`.
+    fn embed_pending(
+        &self,
+        embedder: &dyn Embedder,
+        profile: &str,
+        pending: &[Pending],
+        stats: &mut EmbedStats,
+    ) -> Result<(), MemoryError> {
+        let operator = embedder.id().to_string();
+        let config = embedder.config_hash();
+        let label = embedder.label().clone();
         for chunk in pending.chunks(EMBED_BATCH) {
             let texts: Vec<&str> = chunk.iter().map(|p| p.text.as_str()).collect();
             let embed_error = |source| KeyedMemoryError::Embed {
-                namespace: format!("profile {}", profile.name),
+                namespace: format!("profile {profile}"),
                 id: chunk
                     .first()
                     .map(|p| p.source.to_string())
@@ -163,7 +193,7 @@ impl Memory {
             for (p, v) in chunk.iter().zip(&vectors) {
                 let e = Embedding::new(&p.tenant, &label.name, v, p.source, &operator, config)
                     .map_err(|e| KeyedMemoryError::Embed {
-                        namespace: format!("profile {}", profile.name),
+                        namespace: format!("profile {profile}"),
                         id: p.source.to_string(),
                         source: strataflow_operators::embedder::EmbedError::Failed(e.to_string()),
                     })?;
@@ -172,16 +202,7 @@ impl Memory {
             let receipt = self.store.append(&records, Durability::Sync)?;
             stats.written += receipt.new_count() as u64;
         }
-        // The tenants' dense views take the new rows now, not at their
-        // first query.
-        let identity = dense_identity(embedder.as_ref());
-        let mut tenants: Vec<&str> = pending.iter().map(|p| p.tenant.as_str()).collect();
-        tenants.sort_unstable();
-        tenants.dedup();
-        for tenant in tenants {
-            self.dense_view(tenant, &identity, true)?;
-        }
-        Ok(stats)
+        Ok(())
     }
 }
 
@@ -446,6 +467,28 @@ impl Memory {
 }
 
 impl Memory {
+    /// A profile's embedder and the rows of every tenant's dense view of
+    /// it (each brought up to the end of the log), `None` when it names
+    /// none.
+    pub(crate) fn embedder_status(
+        &self,
+        profile: &Profile,
+    ) -> Result<Option<super::EmbedderStatus>, MemoryError> {
+        let Some(embedder) = self.profile_embedder(profile)? else {
+            return Ok(None);
+        };
+        let identity = dense_identity(embedder.as_ref());
+        let mut vectors = 0u64;
+        for tenant in self.tenants()? {
+            vectors += self.dense_view(&tenant, &identity, true)?.len() as u64;
+        }
+        Ok(Some(super::EmbedderStatus {
+            operator: identity.operator,
+            label: identity.label,
+            vectors,
+        }))
+    }
+
     /// The `views` key of the dense view of `profile`'s embedder
     /// (`dense/<operator>/<config short>/<label>`), `None` when it names
     /// none.

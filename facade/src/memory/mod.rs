@@ -30,7 +30,9 @@ mod tenant_stats;
 mod views;
 
 pub use dense::{DEFAULT_DENSE_LIMIT, DenseHit, DenseResponse, EmbedStats};
-pub use derivation::{DerivationStatus, EventListing, FailureInfo, OperatorStatus, ProfileEvents};
+pub use derivation::{
+    DerivationStatus, EmbedderStatus, EventListing, FailureInfo, OperatorStatus, ProfileEvents,
+};
 pub use error::{
     ConfigError, EvidenceError, Expected, FilterProblem, ImportError, MemoryError, ProfileError,
     QueryError,
