@@ -250,7 +250,6 @@ impl Memory {
 
     /// Adds `delta` to the stored totals (the caller holds the gateways'
     /// lock).
-
     fn add_run_counters(&self, delta: RunCounters) -> Result<(), MemoryError> {
         if delta.served_from_log + delta.failed + delta.retries == 0 {
             return Ok(());
