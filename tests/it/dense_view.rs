@@ -550,6 +550,26 @@ fn derive_and_status_count_embeddings_and_requests_served_from_the_log() {
     assert_eq!(embedder.operator, "openai-embeddings@1");
     assert_eq!(embedder.label, "openai/test-embed");
     assert_eq!(embedder.vectors, 2 * first.embeddings);
+    // The reports that embed nothing need no client: a profile of the same
+    // embedder whose key variable is unset still reports its vectors.
+    let mut keyless = memory.profile("remote").unwrap();
+    keyless.name = "keyless".into();
+    if let Some(m) = keyless.model.as_mut() {
+        m.api_key_env = Some("STRATAFLOW_TEST_UNSET_KEY_VARIABLE".into());
+    }
+    memory.save_profile(&keyless).unwrap();
+    let status = memory.status(Some("keyless")).unwrap();
+    assert_eq!(status.embedder.unwrap().vectors, 2 * first.embeddings);
+    let options = ViewsOptions {
+        profile: Some("keyless".into()),
+        verify: true,
+    };
+    let reports = memory.views(&["acme".to_owned()], &options).unwrap();
+    assert!(
+        reports
+            .iter()
+            .any(|r| r.view == "dense" && r.rebuilt.as_ref() == Some(&r.digest))
+    );
     // A rerun embeds nothing and asks nothing.
     let third = run(&memory);
     assert_eq!(

@@ -81,6 +81,24 @@ impl Memory {
         Ok(Some(embedder_from_spec(spec, Some(&service))?))
     }
 
+    /// The embedder of a profile built offline: what names its vectors
+    /// (operator, configuration, label) without a client or an API key, for
+    /// the reports that embed nothing (`views`, `audit`, `status`).
+    fn profile_embedder_identity(
+        &self,
+        profile: &Profile,
+    ) -> Result<Option<DenseIdentity>, MemoryError> {
+        let Some(spec) = &profile.embedder else {
+            return Ok(None);
+        };
+        let service = super::EmbeddingService {
+            offline: true,
+            ..self.embedding_service_for(profile)
+        };
+        let embedder = embedder_from_spec(spec, Some(&service))?;
+        Ok(Some(dense_identity(embedder.as_ref())))
+    }
+
     /// Writes the embeddings `profile`'s embedder has not written yet: for
     /// every message, block summary and event of the profile, in log order.
     /// A profile without an embedder does nothing.
@@ -446,10 +464,9 @@ impl Memory {
         verify: bool,
     ) -> Result<Option<super::views::ViewReport>, MemoryError> {
         let profile = self.profile_or_default(profile)?;
-        let Some(embedder) = self.profile_embedder(&profile)? else {
+        let Some(identity) = self.profile_embedder_identity(&profile)? else {
             return Ok(None);
         };
-        let identity = dense_identity(embedder.as_ref());
         let view = self.dense_view(tenant, &identity, true)?;
         let rebuilt = if verify {
             Some(self.dense_view(tenant, &identity, false)?.digest())
@@ -474,10 +491,9 @@ impl Memory {
         &self,
         profile: &Profile,
     ) -> Result<Option<super::EmbedderStatus>, MemoryError> {
-        let Some(embedder) = self.profile_embedder(profile)? else {
+        let Some(identity) = self.profile_embedder_identity(profile)? else {
             return Ok(None);
         };
-        let identity = dense_identity(embedder.as_ref());
         let mut vectors = 0u64;
         for tenant in self.tenants()? {
             vectors += self.dense_view(&tenant, &identity, true)?.len() as u64;
@@ -498,8 +514,8 @@ impl Memory {
     pub fn dense_view_key(&self, profile: Option<&str>) -> Result<Option<String>, MemoryError> {
         let profile = self.profile_or_default(profile)?;
         Ok(self
-            .profile_embedder(&profile)?
-            .map(|e| dense_identity(e.as_ref()).key()))
+            .profile_embedder_identity(&profile)?
+            .map(|identity| identity.key()))
     }
 }
 
