@@ -26,9 +26,10 @@ pub use memory::{
     AssessOutcome, BlockView, ExpandedEvent, ExpandedNode, SourceMessage, UseOutcome, ViewReport,
 };
 pub use memory::{
-    BlockInfo, ConfigError, DerivationPlan, DerivationStatus, EventListing, EvidenceError,
-    Expected, FailureInfo, FilterProblem, ImportError, Memory, MemoryError, ModelCallTotals,
-    OperatorPlan, OperatorStatus, ProfileError, ProfileEvents, QueryError, Stats, ThreadBlocks,
+    BlockInfo, ConfigError, DerivationPlan, DerivationStatus, EmbedderStatus, EventListing,
+    EvidenceError, Expected, FailureInfo, FilterProblem, ImportError, Memory, MemoryError,
+    ModelCallTotals, OperatorPlan, OperatorStatus, ProfileError, ProfileEvents, QueryError, Stats,
+    ThreadBlocks,
 };
 pub use memory::{Channel, SearchHit, SearchRequest, SearchResponse, Searcher, TenantStats};
 pub use memory::{

@@ -113,6 +113,10 @@ pub struct ExportManifest {
     /// (the digests `strataflow views` prints).
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub view_digests: BTreeMap<String, BTreeMap<String, String>>,
+    /// The data directory's embedder setting (the spec its keyed memories
+    /// are embedded with), if it has one: `import parquet` sets it again.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub embedder: Option<String>,
 }
 
 /// Column kinds of the export.
@@ -695,16 +699,18 @@ pub fn export_parquet(
 
 /// [`export_parquet`], plus one table per view of `profile` for each
 /// tenant of `views` (`view_*.parquet`), listed in the manifest with
-/// their row counts and digests.
+/// their row counts and digests, and the directory's `embedder` setting.
 pub fn export_parquet_with_views(
     store: &Store,
     dir: &Path,
     options: &ExportOptions,
     profile: &str,
     views: &[TenantViews],
+    embedder: Option<&str>,
 ) -> Result<ExportManifest, ExportError> {
     let mut manifest = export_records(store, dir, options)?;
     manifest.profile = Some(profile.to_owned());
+    manifest.embedder = embedder.map(str::to_owned);
     manifest.views = views::write(dir, views)?;
     manifest.view_digests = views
         .iter()
@@ -753,6 +759,7 @@ fn export_records(
         profile: None,
         views: BTreeMap::new(),
         view_digests: BTreeMap::new(),
+        embedder: None,
     })
 }
 

@@ -184,6 +184,10 @@ pub struct ImportReport {
     pub records: u64,
     /// Last sequence number.
     pub last_seq: u64,
+    /// The exported directory's embedder setting (the manifest's
+    /// `embedder`), for the caller to set again.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub embedder: Option<String>,
 }
 
 fn bad(path: &Path, detail: ImportProblem) -> ImportError {
@@ -322,6 +326,9 @@ pub fn import_parquet(store: &Store, from: &Path) -> Result<ImportReport, Import
     Ok(ImportReport {
         records: total,
         last_seq,
+        embedder: field("embedder")
+            .and_then(serde_json::Value::as_str)
+            .map(str::to_owned),
     })
 }
 

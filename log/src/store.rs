@@ -944,17 +944,34 @@ impl Store {
         &self,
         kind: RecordKind,
     ) -> impl Iterator<Item = Result<(u64, RecordId), StoreError>> + '_ {
-        self.kinds.prefix([kind.code()]).map(move |guard| {
-            let (k, v) = guard.into_inner().map_err(|e| self.storage(e))?;
-            let seq = k.get(1..).and_then(keys::decode_seq);
-            match (seq, RecordId::from_slice(&v)) {
-                (Some(seq), Some(id)) => Ok((seq, id)),
-                _ => Err(StoreError::Corrupt {
-                    keyspace: keys::KINDS,
-                    detail: Corruption::EntryKey { len: k.len() },
-                }),
-            }
-        })
+        self.kinds
+            .prefix([kind.code()])
+            .map(move |guard| self.kind_entry(guard))
+    }
+
+    /// Ids of one kind from sequence `from` on, in log order (what a view
+    /// that follows one kind reads past its watermark).
+    pub fn ids_of_kind_from(
+        &self,
+        kind: RecordKind,
+        from: u64,
+    ) -> impl Iterator<Item = Result<(u64, RecordId), StoreError>> + '_ {
+        self.kinds
+            .range(keys::kind_key(kind, from)..=keys::kind_key(kind, u64::MAX))
+            .map(move |guard| self.kind_entry(guard))
+    }
+
+    /// One entry of the `kinds` index: its sequence and id.
+    fn kind_entry(&self, guard: fjall::Guard) -> Result<(u64, RecordId), StoreError> {
+        let (k, v) = guard.into_inner().map_err(|e| self.storage(e))?;
+        let seq = k.get(1..).and_then(keys::decode_seq);
+        match (seq, RecordId::from_slice(&v)) {
+            (Some(seq), Some(id)) => Ok((seq, id)),
+            _ => Err(StoreError::Corrupt {
+                keyspace: keys::KINDS,
+                detail: Corruption::EntryKey { len: k.len() },
+            }),
+        }
     }
 
     /// The id the kind index holds for a sequence number.

@@ -18,6 +18,7 @@
 //!   from graph assertions.
 
 pub mod block_levels;
+pub mod dense_view;
 pub mod event_status;
 pub mod graph_state;
 pub mod keyed_memory;

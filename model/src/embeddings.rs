@@ -295,6 +295,15 @@ impl Embedder for OpenAiEmbedder {
         OperatorId::new(NAME, VERSION)
     }
 
+    fn calls(&self) -> strataflow_operators::embedder::EmbedCalls {
+        let s = self.stats();
+        strataflow_operators::embedder::EmbedCalls {
+            served_from_log: s.served_from_log,
+            failed: s.failed,
+            retries: s.retries,
+        }
+    }
+
     /// Covers the model, the label and the dimensions: what determines the
     /// vectors. The base URL, the key and the batch size do not.
     fn config_hash(&self) -> Digest {

@@ -87,6 +87,10 @@ pub struct DeriveStats {
     pub terminal: u64,
     /// Stages waiting for a retry when the run ended.
     pub waiting: u64,
+    /// Embeddings written (a profile with an embedder).
+    pub embeddings: u64,
+    /// Sources that already had an embedding of the profile's embedder.
+    pub embeddings_already: u64,
 }
 
 /// Error of a derivation run (operator failures are not errors: they are

@@ -148,7 +148,7 @@ impl MemoryTools {
     }
 
     #[tool(
-        description = "Step 1 of answering from memory: search compact records (channel events, graph, raw or all). The answer is a retrieval batch: `batch` and `hits`, each with a `ref` (event:…, node:…, msg:…), its compact text and source message ids. Next, assess that batch."
+        description = "Step 1 of answering from memory: search compact records (channel events, graph, raw or all). The answer is a retrieval batch: `batch` and `hits`, each with a `ref` (event:…, node:…, msg:…), its compact text and source message ids. Next, assess that batch. Channel dense (a profile with an embedder) ranks messages, block summaries and events by cosine similarity instead: its answer is `label`, `vectors` and `hits` (id, kind, text, similarity), not a batch."
     )]
     async fn search(
         &self,

@@ -787,7 +787,13 @@ fn dense_search(out: &mut dyn Write, memory: &Memory, a: &SearchArgs) -> Result<
             status: EXIT_USAGE,
         });
     };
-    let response = memory.dense_search(a.profile.as_deref(), &a.tenant, query, a.limit)?;
+    let response = memory.dense_search_in(
+        a.profile.as_deref(),
+        &a.tenant,
+        query,
+        a.limit,
+        a.thread.as_deref(),
+    )?;
     if a.json {
         let text = serde_json::to_string(&response).map_err(|e| Failure {
             message: e.to_string(),

@@ -271,6 +271,13 @@ pub fn derive_summary(out: &mut dyn Write, s: &DeriveStats) -> io::Result<()> {
         "derived: {} of {} blocks ready; wrote {} summaries, {} events, {} graph assertions in {} operator runs ({} failed)",
         s.ready, s.blocks, s.summaries, s.events, s.assertions, s.runs, s.failed_runs
     )?;
+    if s.embeddings + s.embeddings_already > 0 {
+        writeln!(
+            out,
+            "  embedded {} texts ({} already embedded)",
+            s.embeddings, s.embeddings_already
+        )?;
+    }
     if s.terminal > 0 || s.waiting > 0 {
         writeln!(
             out,
@@ -301,6 +308,13 @@ pub fn status(out: &mut dyn Write, s: &DerivationStatus, json: bool) -> io::Resu
             out,
             "  {:<26} {:>7} {:>8} {:>10} {:>7}",
             op.operator, op.done, op.pending, op.retryable, op.failed
+        )?;
+    }
+    if let Some(e) = &s.embedder {
+        writeln!(
+            out,
+            "  embedder {} ({}): {} vectors",
+            e.operator, e.label, e.vectors
         )?;
     }
     let m = &s.model_calls;

@@ -714,7 +714,7 @@ fn the_seed_example_through_the_cli() {
     ok(data, &["audit"]);
 
     // Export and import carry the records: the same view digests, and a
-    // recall (the embedder given again: it is a setting, not a record).
+    // recall with no `--embedder` (the manifest carries the setting).
     let elsewhere = tempfile::tempdir().unwrap();
     let export = elsewhere.path().join("export");
     let copy = elsewhere.path().join("copy");
@@ -728,7 +728,11 @@ fn the_seed_example_through_the_cli() {
             .collect()
     };
     assert_eq!(digests(&copy), digests(data));
-    let copied = cli_recall(&copy, "globex", "pods", &["--embedder", "word-hash@1:64"]);
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(export.join("manifest.json")).unwrap())
+            .unwrap();
+    assert_eq!(manifest["embedder"], "word-hash@1:64", "{manifest}");
+    let copied = cli_recall(&copy, "globex", "pods", &[]);
     assert_eq!(cli_ids(&copied), ["inc-101"]);
 
     let stats = common::stats(data);

@@ -17,6 +17,7 @@ mod crash_pipeline_points;
 mod crash_resume;
 mod default_profile;
 mod dense_derivation;
+mod dense_view;
 mod derivation_locomo;
 mod derivation_profiles;
 mod derivation_retries;

@@ -155,6 +155,19 @@ pub struct DerivationStatus {
     pub operators: Vec<OperatorStatus>,
     /// Model calls of the data directory (all profiles).
     pub model_calls: super::ModelCallTotals,
+    /// The profile's embedder and its vectors, when it names one.
+    pub embedder: Option<EmbedderStatus>,
+}
+
+/// The embedder of a profile in its [`DerivationStatus`].
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct EmbedderStatus {
+    /// The embedder, `name@version`.
+    pub operator: String,
+    /// Its label, `<provider>/<model>`.
+    pub label: String,
+    /// Rows of the tenants' dense views: the vectors `search dense` reads.
+    pub vectors: u64,
 }
 
 impl Memory {
@@ -383,13 +396,15 @@ impl Memory {
         let result =
             derive::derive(&self.store, &ops, options, progress).map_err(MemoryError::from);
         // The embeddings of what was derived (a profile with an embedder).
-        let result = result.and_then(|stats| {
+        let result = result.and_then(|mut stats| {
             let embedded = self.derive_embeddings(Some(&resolved.name))?;
             tracing::info!(
                 written = embedded.written,
                 already = embedded.already,
                 "embeddings"
             );
+            stats.embeddings = embedded.written;
+            stats.embeddings_already = embedded.already;
             Ok(stats)
         });
         self.save_model_counters()?;
@@ -478,6 +493,7 @@ impl Memory {
         }
         out.operators = vec![summ, extr, proj];
         out.model_calls = self.model_calls()?;
+        out.embedder = self.embedder_status(&profile)?;
         Ok(out)
     }
 

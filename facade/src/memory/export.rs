@@ -60,6 +60,7 @@ impl Memory {
             options,
             &profile.name,
             &views,
+            self.store.config(super::keyed::EMBEDDER_CONFIG)?.as_deref(),
         )
         .map_err(|e| MemoryError::Export(Box::new(e)))
     }

@@ -30,7 +30,9 @@ mod tenant_stats;
 mod views;
 
 pub use dense::{DEFAULT_DENSE_LIMIT, DenseHit, DenseResponse, EmbedStats};
-pub use derivation::{DerivationStatus, EventListing, FailureInfo, OperatorStatus, ProfileEvents};
+pub use derivation::{
+    DerivationStatus, EmbedderStatus, EventListing, FailureInfo, OperatorStatus, ProfileEvents,
+};
 pub use error::{
     ConfigError, EvidenceError, Expected, FilterProblem, ImportError, MemoryError, ProfileError,
     QueryError,
@@ -453,6 +455,12 @@ impl Memory {
     ) -> Result<strataflow_interchange::import::ImportReport, MemoryError> {
         let report = strataflow_interchange::import::import_parquet(&self.store, from)
             .map_err(|e| MemoryError::ImportParquet(Box::new(e)))?;
+        // The export's embedder setting, unless this directory has its own.
+        if let Some(spec) = &report.embedder
+            && self.store.config(keyed::EMBEDDER_CONFIG)?.is_none()
+        {
+            self.store.set_config(keyed::EMBEDDER_CONFIG, spec)?;
+        }
         self.refresh_tenants_views(None, &self.tenants()?)?;
         Ok(report)
     }

@@ -220,6 +220,37 @@ impl Memory {
             delta.retries += now.retries - shared.saved.retries;
             shared.saved = now;
         }
+        // The lock is held while the totals are read and written back.
+        let result = self.add_run_counters(delta);
+        drop(gateways);
+        result
+    }
+
+    /// Adds an embedder's requests (see
+    /// [`strataflow_operators::embedder::Embedder::calls`]) to the data
+    /// directory's model call totals.
+    pub(super) fn add_embed_calls(
+        &self,
+        calls: strataflow_operators::embedder::EmbedCalls,
+    ) -> Result<(), MemoryError> {
+        // Held like `save_model_counters` holds it: one update at a time.
+        let gateways = self
+            .gateways
+            .by_endpoint
+            .lock()
+            .map_err(|_| MemoryError::GatewayPoisoned)?;
+        let result = self.add_run_counters(RunCounters {
+            served_from_log: calls.served_from_log,
+            failed: calls.failed,
+            retries: calls.retries,
+        });
+        drop(gateways);
+        result
+    }
+
+    /// Adds `delta` to the stored totals (the caller holds the gateways'
+    /// lock).
+    fn add_run_counters(&self, delta: RunCounters) -> Result<(), MemoryError> {
         if delta.served_from_log + delta.failed + delta.retries == 0 {
             return Ok(());
         }

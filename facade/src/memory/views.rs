@@ -132,6 +132,10 @@ impl Memory {
             if let Some(report) = self.keyed_memory_report(tenant, verify)? {
                 reports.push(report);
             }
+            // The dense view: reported when the profile names an embedder.
+            if let Some(report) = self.dense_view_report(profile, tenant, verify)? {
+                reports.push(report);
+            }
         }
         Ok(reports)
     }

@@ -270,6 +270,41 @@ impl<Id: Ord + Clone> ExactIndex<Id> {
         self.row(i)
     }
 
+    /// The ids in row order and their unit rows, contiguous (`dims` values
+    /// each, row `i` at `i * dims`): what a persisted view stores.
+    pub fn rows(&self) -> (&[Id], &[f32]) {
+        (&self.ids, &self.rows)
+    }
+
+    /// An index of rows as [`ExactIndex::rows`] gave them: already unit
+    /// length, so they are taken as they are (a persisted view reads back
+    /// bit for bit). An id given twice keeps its first row's position.
+    ///
+    /// # Errors
+    /// [`VectorError::Dimensions`] when `rows` is not `dims` values per
+    /// id; [`VectorError::NotFinite`] for a NaN or an infinity.
+    pub fn from_unit_rows(dims: usize, ids: Vec<Id>, rows: Vec<f32>) -> Result<Self, VectorError> {
+        if Some(rows.len()) != ids.len().checked_mul(dims) {
+            return Err(VectorError::Dimensions {
+                expected: ids.len().saturating_mul(dims),
+                got: rows.len(),
+            });
+        }
+        if rows.iter().any(|v| !v.is_finite()) {
+            return Err(VectorError::NotFinite);
+        }
+        let mut positions = BTreeMap::new();
+        for (i, id) in ids.iter().enumerate() {
+            positions.entry(id.clone()).or_insert(i);
+        }
+        Ok(Self {
+            dims,
+            ids,
+            rows,
+            positions,
+        })
+    }
+
     fn row(&self, i: usize) -> Option<&[f32]> {
         self.rows.get(i * self.dims..(i + 1) * self.dims)
     }

@@ -120,6 +120,22 @@ pub trait Embedder: Send + Sync {
     /// [`EmbedError`] when the model fails or answers badly; implementations
     /// check their answers with [`check_vectors`].
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError>;
+    /// What it asked of a model service since it was built (nothing for an
+    /// in-process embedder): the counters `status` adds to its model calls.
+    fn calls(&self) -> EmbedCalls {
+        EmbedCalls::default()
+    }
+}
+
+/// Requests of an embedder backed by a model service, since it was built.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EmbedCalls {
+    /// Requests answered from a recorded call, with no HTTP request.
+    pub served_from_log: u64,
+    /// Requests that ended in an error.
+    pub failed: u64,
+    /// HTTP requests retried beyond the first attempt of each call.
+    pub retries: u64,
 }
 
 /// Refuses an answer that does not hold one finite vector of the label's

@@ -18,6 +18,10 @@ pub enum ChannelName {
     /// The three fused (reciprocal rank fusion).
     #[default]
     All,
+    /// The profile's derived embeddings by cosine similarity (a profile
+    /// with an embedder): messages, block summaries and events, answered
+    /// as `label`, `vectors` and `hits`, not as a retrieval batch.
+    Dense,
 }
 
 /// `search`: compact records first, recorded as a retrieval batch whose
@@ -29,7 +33,7 @@ pub struct SearchParams {
     pub tenant: Option<String>,
     /// What to look for, in the user's words.
     pub query: String,
-    /// `events`, `graph`, `raw` or `all` (default `all`).
+    /// `events`, `graph`, `raw`, `all` (default) or `dense`.
     #[serde(default)]
     pub channel: ChannelName,
     /// Only this thread.

@@ -24,6 +24,9 @@ impl Service {
         if p.query.trim().is_empty() {
             return Err(ApiError::invalid("`query` must not be empty").at_field("query"));
         }
+        if p.channel == ChannelName::Dense {
+            return self.dense_search(tenant, p).await;
+        }
         let request = SearchRequest {
             query: p.query,
             thread: p.thread,
@@ -41,7 +44,7 @@ impl Service {
                 ChannelName::Events => Channel::Events,
                 ChannelName::Graph => Channel::Graph,
                 ChannelName::Raw => Channel::Raw,
-                ChannelName::All => Channel::All,
+                ChannelName::All | ChannelName::Dense => Channel::All,
             },
         };
         let searchers = std::sync::Arc::clone(&self.searchers);
@@ -54,6 +57,45 @@ impl Service {
             m.tenant(&tenant)
                 .record_search(options.channel, &request, hits)
                 .map_err(from_memory)
+        })
+        .await
+    }
+
+    /// `search` with channel `dense`: the tenant's derived embeddings of
+    /// the profile's embedder most like the query (of one thread when
+    /// given), the body of `search dense --json`. The event filters do
+    /// not apply and are refused.
+    async fn dense_search(&self, tenant: String, p: SearchParams) -> Result<Answer, ApiError> {
+        let filters = [
+            ("participants", !p.participants.is_empty()),
+            ("type", p.event_type.is_some()),
+            ("from", p.from.is_some()),
+            ("to", p.to.is_some()),
+            ("intent", p.intent.is_some()),
+            ("budget", p.budget.is_some()),
+        ];
+        if let Some((field, _)) = filters.iter().find(|(_, given)| *given) {
+            return Err(ApiError::invalid(format!(
+                "`{field}` does not apply to channel `dense` (only `thread` and `limit` do)"
+            ))
+            .at_field(*field));
+        }
+        let limit = in_range("limit", p.limit, strataflow::limits::SEARCH_LIMIT)?;
+        let SearchParams {
+            query,
+            thread,
+            profile,
+            ..
+        } = p;
+        self.read(p.min_seq, move |m| {
+            m.dense_search_in(
+                profile.as_deref(),
+                &tenant,
+                &query,
+                limit,
+                thread.as_deref(),
+            )
+            .map_err(from_memory)
         })
         .await
     }
