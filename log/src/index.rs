@@ -33,6 +33,12 @@ pub const FLUSH_RECORDS: usize = 64 * 1024;
 /// flush it.
 pub const FLUSH_BYTES: usize = 64 << 20;
 
+/// One child link waiting in the tail: `(seq, kind, id)` of the child.
+pub(crate) type Link = (u64, RecordKind, RecordId);
+
+/// Receives index entries: `(keyspace, key, value)`.
+pub(crate) type Put<'a, E> = dyn FnMut(usize, &[u8], &[u8]) -> Result<(), E> + 'a;
+
 /// The index entries of the records past the watermark.
 #[derive(Default)]
 pub(crate) struct IndexTail {
@@ -56,7 +62,7 @@ pub(crate) struct IndexTail {
     /// `(thread prefix, seq, kind, id)`.
     threads: Vec<(Vec<u8>, u64, RecordKind, RecordId)>,
     /// `parent → [(seq, kind, id)]`, in log order.
-    pub(crate) children: HashMap<RecordId, Vec<(u64, RecordKind, RecordId)>>,
+    pub(crate) children: HashMap<RecordId, Vec<Link>>,
 }
 
 impl IndexTail {
@@ -95,7 +101,10 @@ impl IndexTail {
             parents.sort_unstable();
             parents.dedup();
             for parent in parents {
-                self.children.entry(parent).or_default().push((seq, kind, id));
+                self.children
+                    .entry(parent)
+                    .or_default()
+                    .push((seq, kind, id));
                 self.bytes += 40 + 33;
             }
         }
@@ -160,10 +169,7 @@ impl IndexTail {
     /// Nothing is removed (point reads use the entries until they are
     /// committed, and a failed commit leaves the tail whole); the lists
     /// are sorted in place.
-    pub(crate) fn for_each_sorted<E>(
-        &mut self,
-        put: &mut dyn FnMut(usize, &[u8], &[u8]) -> Result<(), E>,
-    ) -> Result<u64, E> {
+    pub(crate) fn for_each_sorted<E>(&mut self, put: &mut Put<'_, E>) -> Result<u64, E> {
         let watermark = self.last_seq();
         let mut ids: Vec<(&RecordId, &u64)> = self.ids.iter().collect();
         ids.sort_unstable();
@@ -183,12 +189,15 @@ impl IndexTail {
                 &keys::thread_value(*kind, id),
             )?;
         }
-        let mut children: Vec<(&RecordId, &Vec<(u64, RecordKind, RecordId)>)> =
-            self.children.iter().collect();
+        let mut children: Vec<(&RecordId, &Vec<Link>)> = self.children.iter().collect();
         children.sort_unstable_by_key(|e| e.0);
         for (parent, links) in children {
             for &(seq, kind, id) in links {
-                put(3, &keys::child_key(parent, seq), &keys::thread_value(kind, &id))?;
+                put(
+                    3,
+                    &keys::child_key(parent, seq),
+                    &keys::thread_value(kind, &id),
+                )?;
             }
         }
         let mut external: Vec<(&Vec<u8>, &(RecordId, u64))> = self.external.iter().collect();
