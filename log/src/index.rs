@@ -8,9 +8,12 @@
 //! cache: `id → seq`, `external key → (id, seq)` and `request hash → seq`
 //! and `parent → children` answer point reads and children lookups for
 //! those records; the per-kind and per-thread entries wait there until the
-//! next flush. A flush writes every
-//! entry of the tail, keys sorted, and the new watermark in ONE batch, so
-//! the stored indexes always equal a rebuild of the records `1..=watermark`.
+//! next flush. A flush writes every entry of the tail, keys sorted, then
+//! the new watermark: in one batch, or for a large tail by fjall's bulk
+//! ingestion followed by the watermark's batch (the watermark never runs
+//! ahead of its entries; a crash in between re-indexes the same entries),
+//! so the stored indexes always equal a rebuild of the records
+//! `1..=watermark`.
 //!
 //! A flush runs when the tail passes [`FLUSH_RECORDS`] records or
 //! [`FLUSH_BYTES`] bytes, before any read that scans the kind, thread or
