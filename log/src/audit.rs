@@ -1,6 +1,7 @@
 //! `audit`: recompute every record's hash, check that every parent exists
 //! before its child, that the sequence is contiguous and that the indexes
-//! agree with the records.
+//! agree with the records: each index keyspace's digest equals the digest
+//! of a rebuild from the records up to the index watermark.
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
@@ -8,6 +9,7 @@ use std::collections::hash_map::Entry;
 use crate::envelope::{decode, id_of, peek_kind};
 use crate::error::StoreError;
 use crate::id::{Digest, RecordId};
+use crate::index::{INDEX_KEYSPACES, IndexDigest, Rebuild};
 use crate::record::{Record, RecordKind};
 use crate::store::Store;
 
@@ -101,6 +103,20 @@ pub enum AuditProblem {
         requests: u64,
         /// Entries in the model-call index.
         indexed: u64,
+    },
+    /// An index keyspace differs from a rebuild from the records (an entry
+    /// missing, extra or altered).
+    IndexDigestMismatch {
+        /// Keyspace.
+        keyspace: &'static str,
+        /// Entries stored.
+        stored_entries: u64,
+        /// Digest of the stored entries.
+        stored: String,
+        /// Entries of the rebuild.
+        rebuilt_entries: u64,
+        /// Digest of the rebuild.
+        rebuilt: String,
     },
     /// An `import parquet` into this directory did not finish
     /// ([`IMPORT_INCOMPLETE_CONFIG`] is set): it holds only part of the
@@ -199,6 +215,16 @@ impl std::fmt::Display for AuditProblem {
                 f,
                 "model-call index holds {indexed} entries for {requests} distinct requests"
             ),
+            Self::IndexDigestMismatch {
+                keyspace,
+                stored_entries,
+                stored,
+                rebuilt_entries,
+                rebuilt,
+            } => write!(
+                f,
+                "index `{keyspace}` differs from a rebuild from the records: {stored_entries} entries with digest {stored}, the rebuild has {rebuilt_entries} with digest {rebuilt}"
+            ),
             Self::IncompleteImport { source } => write!(
                 f,
                 "an import parquet of {source} into this directory did not finish: it holds only part of the export (import it again)"
@@ -216,6 +242,22 @@ pub struct AuditReport {
     pub parent_links: u64,
     /// Problems, in log order.
     pub problems: Vec<AuditProblem>,
+    /// Each index keyspace as stored: entries and digest.
+    pub indexes: Vec<IndexCheck>,
+}
+
+/// One index keyspace as `audit` found it.
+#[derive(Clone, PartialEq, Eq, Debug, serde::Serialize)]
+pub struct IndexCheck {
+    /// Keyspace.
+    pub keyspace: &'static str,
+    /// Entries stored.
+    pub entries: u64,
+    /// Order-independent digest of the entries ([`IndexDigest`]).
+    pub digest: String,
+    /// Whether it equals the rebuild from the records (`None`: not
+    /// compared, a record could not be read back).
+    pub equals_rebuild: Option<bool>,
 }
 
 impl AuditReport {
@@ -232,6 +274,12 @@ impl Store {
         let mut expected = 1u64;
         // First sequence of each request hash among the model calls.
         let mut first_calls: HashMap<Digest, u64> = HashMap::new();
+        // The indexes as a rebuild from the records makes them.
+        let mut rebuild = Rebuild::default();
+        let watermark = self.caught_up_watermark()?;
+        // An altered or undecodable record (reported above) cannot be
+        // rebuilt: the digests are then not compared.
+        let mut comparable = true;
         for item in self.scan_raw(1) {
             let (seq, bytes) = item?;
             report.records += 1;
@@ -255,6 +303,7 @@ impl Store {
                     recorded,
                     actual,
                 });
+                comparable = false;
                 continue;
             }
             let record = match decode(&bytes) {
@@ -265,9 +314,13 @@ impl Store {
                         recorded,
                         error: e.to_string(),
                     });
+                    comparable = false;
                     continue;
                 }
             };
+            if seq <= watermark {
+                rebuild.add(seq, &actual, &record);
+            }
             let indexed_seq = self.seq_of(&actual)?;
             if indexed_seq != Some(seq) {
                 report.problems.push(AuditProblem::IdIndexMismatch {
@@ -316,6 +369,25 @@ impl Store {
             report
                 .problems
                 .push(AuditProblem::ModelCallIndexSize { requests, indexed });
+        }
+        for (keyspace, rebuilt) in INDEX_KEYSPACES.into_iter().zip(rebuild.digests) {
+            let stored = self.index_digest(keyspace)?;
+            let equal = comparable.then_some(stored == rebuilt);
+            if equal == Some(false) {
+                report.problems.push(AuditProblem::IndexDigestMismatch {
+                    keyspace,
+                    stored_entries: stored.entries,
+                    stored: stored.to_hex(),
+                    rebuilt_entries: rebuilt.entries,
+                    rebuilt: rebuilt.to_hex(),
+                });
+            }
+            report.indexes.push(IndexCheck {
+                keyspace,
+                entries: stored.entries,
+                digest: stored.to_hex(),
+                equals_rebuild: equal,
+            });
         }
         if let Some(source) = self.config(IMPORT_INCOMPLETE_CONFIG)? {
             report
@@ -385,6 +457,21 @@ impl Store {
             }
         }
         runs
+    }
+
+    /// The digest of an index keyspace's stored entries.
+    fn index_digest(&self, name: &str) -> Result<IndexDigest, StoreError> {
+        let mut digest = IndexDigest::default();
+        for (ks_name, keyspace) in self.keyspaces() {
+            if ks_name != name {
+                continue;
+            }
+            for item in keyspace.iter() {
+                let (k, v) = item.into_inner().map_err(|e| self.storage_error(e))?;
+                digest.add(&k, &v);
+            }
+        }
+        Ok(digest)
     }
 
     /// The kind index entry for a sequence whose header is unreadable.

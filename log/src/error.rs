@@ -210,6 +210,12 @@ pub enum Corruption {
         /// The key's bytes.
         key: Vec<u8>,
     },
+    /// The index watermark (`meta` key `index/watermark`) is not 8 bytes.
+    #[error("index watermark of {len} bytes")]
+    Watermark {
+        /// The value's length.
+        len: usize,
+    },
     /// A key of the records keyspace is not a sequence number.
     #[error("key of {len} bytes")]
     RecordKey {

@@ -122,6 +122,10 @@ pub(crate) fn view_chunk_key(view: &str, tenant: &str, index: u32) -> Vec<u8> {
     k
 }
 
+/// `meta` key of the index watermark: the last sequence whose entries the
+/// index keyspaces hold (`[u64 BE]`).
+pub(crate) const WATERMARK_KEY: &[u8] = b"index/watermark";
+
 /// `meta` key of a configuration entry.
 pub(crate) fn config_key(name: &str) -> Vec<u8> {
     format!("config/{name}").into_bytes()

@@ -8,9 +8,12 @@
 //! Invariants this crate keeps (each has a test):
 //! - a record's id is the blake3 hash of its canonical envelope (parents are
 //!   fields, so part of the id); appending a record whose id exists writes nothing;
-//! - the log is keyed by a contiguous big-endian sequence number; the id index,
-//!   per-kind, per-thread and external-id indexes are written in the same atomic
-//!   batch as the records;
+//! - the log is keyed by a contiguous big-endian sequence number; a record's
+//!   commit batch holds it, the thread heads and the kind counters; the id,
+//!   per-kind, per-thread, children, external-id and model-call indexes are
+//!   views of the records written by the index stage ([`index`]) with their
+//!   watermark in the same batch, and equal a rebuild from the records once
+//!   caught up (on open, before a scan of an index, on drop);
 //! - every parent a record cites is already in the log when it is appended;
 //! - messages of a thread have contiguous positions and an external id maps to
 //!   one message only.
@@ -22,6 +25,7 @@ pub use strataflow_record::{envelope, id, json, record, time};
 pub mod audit;
 pub mod error;
 mod head;
+pub mod index;
 pub mod integrity;
 mod keys;
 pub mod pause;
@@ -29,7 +33,7 @@ mod recent;
 pub mod recover;
 pub mod store;
 
-pub use audit::{AuditProblem, AuditReport};
+pub use audit::{AuditProblem, AuditReport, IndexCheck};
 pub use envelope::{DecodeError, EncodeError};
 pub use error::{Corruption, IndexEntry, StoreError, ThreadOrderProblem};
 pub use id::{Digest, ParseIdError, RecordId};

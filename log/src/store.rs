@@ -1,20 +1,27 @@
 //! The append-only log in fjall.
 //!
 //! One [`Store`] per data directory and process. Appends go through one writer
-//! lock and commit one atomic fjall batch: the records, the id index, the
-//! per-kind and per-thread indexes, the external-id index, the model-call
-//! index, the thread heads and the kind counters all land together or not at
-//! all.
+//! lock and commit one atomic fjall batch: the records, the thread heads and
+//! the kind counters land together or not at all. The secondary indexes (id,
+//! per kind, per thread, children, external id, model call) are written by
+//! the index stage ([`crate::index`]): the writer keeps the entries of the
+//! records past the index watermark in memory (the unindexed tail, which
+//! answers point reads, children lookups and the writer's duplicate and
+//! parent checks) and flushes them, keys sorted, with the new watermark in
+//! one batch: when the tail is large, before a read scans the kind, thread
+//! or id index, and on drop. Opening a
+//! directory indexes every record past the watermark before anything is
+//! served.
 //!
 //! Durability is chosen per append ([`Durability`]): `Sync` (the default)
 //! fsyncs the journal before `append` returns, so an acknowledged append
 //! survives power loss; `Buffered` hands the batch to the OS, which survives a
 //! process crash but not a power loss.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode};
 
@@ -22,6 +29,7 @@ use crate::envelope::{Encoded, decode, encode_with_id, id_of};
 use crate::error::{Corruption, IndexEntry, StoreError, ThreadOrderProblem};
 pub use crate::head::ThreadHead;
 use crate::id::{Digest, RecordId};
+use crate::index::{FLUSH_RECORDS, IndexTail};
 use crate::integrity::manifest::Manifest;
 use crate::integrity::{self, Damage, Inconsistency, TableCheck};
 use crate::keys::{self, MAX_NAME_BYTES};
@@ -118,6 +126,14 @@ pub struct Store {
     meta: Keyspace,
     /// Next sequence number; the lock serializes writers.
     writer: Mutex<WriterState>,
+    /// The index entries of the records past the watermark. Locked after
+    /// `writer` when both are taken, and never across a commit.
+    tail: Mutex<IndexTail>,
+    /// Last sequence whose commit returned: a tail entry past it is visible
+    /// only once its record is in the records keyspace.
+    committed: AtomicU64,
+    /// Records in the tail that make the writer flush it.
+    flush_records: AtomicUsize,
     synced_commits: AtomicU64,
     buffered_commits: AtomicU64,
 }
@@ -158,13 +174,13 @@ struct WriterState {
 #[derive(Default)]
 struct Pending {
     recent: Recent,
-    ids: HashMap<RecordId, u64>,
+    /// The batch's index entries (its `ids`, `external` and `model_calls`
+    /// maps answer the checks of later records of the batch).
+    index: IndexTail,
     messages: Vec<(RecordId, u64)>,
     /// Threads whose first message is in this batch.
     born: HashSet<Vec<u8>>,
     heads: BTreeMap<Vec<u8>, ThreadHead>,
-    external: HashMap<Vec<u8>, RecordId>,
-    model_calls: HashMap<Digest, u64>,
     counts: BTreeMap<RecordKind, u64>,
 }
 
@@ -210,6 +226,8 @@ impl Store {
             counts.insert(kind, store.count(kind)?);
         }
         store.check_log(last, &counts)?;
+        store.catch_up_on_open(last)?;
+        store.check_last_indexed(last)?;
         let mut writer = store.lock_writer();
         writer.next_seq = last + 1;
         writer.counts = counts;
@@ -243,6 +261,15 @@ impl Store {
         };
         let store = Self::open_engine(path, true)?;
         let last = store.last_seq()?.unwrap_or(0);
+        // The audit compares the indexes with a rebuild: they are caught up
+        // first unless a table is damaged (then the audit names the
+        // unreadable records instead).
+        if table_damage.is_none() {
+            store.catch_up_on_open(last)?;
+        } else {
+            let watermark = store.stored_watermark(last).unwrap_or(last);
+            *store.lock_tail() = IndexTail::after(watermark);
+        }
         let mut writer = store.lock_writer();
         writer.next_seq = last + 1;
         drop(writer);
@@ -292,6 +319,9 @@ impl Store {
             model_calls: ks(keys::MODEL_CALLS)?,
             meta: ks(keys::META)?,
             writer: Mutex::new(WriterState::default()),
+            tail: Mutex::new(IndexTail::default()),
+            committed: AtomicU64::new(0),
+            flush_records: AtomicUsize::new(initial_flush_records()),
             synced_commits: AtomicU64::new(0),
             buffered_commits: AtomicU64::new(0),
             db,
@@ -342,6 +372,26 @@ impl Store {
                     last,
                 })));
             }
+            if self.raw_value(last)?.is_none() {
+                return Err(damaged(Damage::Inconsistent(
+                    Inconsistency::LastRecordMissing { seq: last },
+                )));
+            }
+        }
+        if last > 0 && manifest.as_ref().is_none_or(|m| m.last_seq != last) {
+            self.save_manifest(last, counts);
+        }
+        Ok(())
+    }
+
+    /// The check made once the indexes are caught up: the last record's id
+    /// and kind entries hold.
+    fn check_last_indexed(&self, last: u64) -> Result<(), StoreError> {
+        let damaged = |damage: Damage| StoreError::Damaged {
+            path: self.path.clone(),
+            damage: Box::new(damage),
+        };
+        if last > 0 {
             let Some(bytes) = self.raw_value(last)? else {
                 return Err(damaged(Damage::Inconsistent(
                     Inconsistency::LastRecordMissing { seq: last },
@@ -365,10 +415,221 @@ impl Store {
                 })));
             }
         }
-        if last > 0 && manifest.as_ref().is_none_or(|m| m.last_seq != last) {
-            self.save_manifest(last, counts);
-        }
         Ok(())
+    }
+
+    /// The index watermark as stored. A directory without one was written
+    /// before the index stage (its indexes were in the records' batches):
+    /// when the id index holds its last record, every record is indexed;
+    /// otherwise nothing is taken for indexed.
+    fn stored_watermark(&self, last: u64) -> Result<u64, StoreError> {
+        match self
+            .meta
+            .get(keys::WATERMARK_KEY)
+            .map_err(|e| self.storage(e))?
+        {
+            Some(v) => keys::decode_seq(&v).ok_or_else(|| StoreError::Corrupt {
+                keyspace: keys::META,
+                detail: Corruption::Watermark { len: v.len() },
+            }),
+            None if last == 0 => Ok(0),
+            None => {
+                let indexed = match self.raw_value(last)? {
+                    Some(bytes) => {
+                        self.ids
+                            .get(id_of(&bytes).as_bytes())
+                            .map_err(|e| self.storage(e))?
+                            .and_then(|v| keys::decode_seq(&v))
+                            == Some(last)
+                    }
+                    None => false,
+                };
+                Ok(if indexed { last } else { 0 })
+            }
+        }
+    }
+
+    /// Indexes every record past the stored watermark (read back from the
+    /// records keyspace), flushing as the tail fills, before anything is
+    /// served. A watermark past the last record is damage (records lost
+    /// under their index entries).
+    fn catch_up_on_open(&self, last: u64) -> Result<(), StoreError> {
+        let watermark = self.stored_watermark(last)?;
+        if watermark > last {
+            return Err(StoreError::Damaged {
+                path: self.path.clone(),
+                damage: Box::new(Damage::Inconsistent(Inconsistency::IndexAhead {
+                    watermark,
+                    last,
+                })),
+            });
+        }
+        let _writer = self.lock_writer();
+        self.committed.store(last, Ordering::Release);
+        *self.lock_tail() = IndexTail::after(watermark);
+        let limit = self.flush_records.load(Ordering::Relaxed);
+        for item in self.scan_raw(watermark + 1) {
+            let (seq, bytes) = item?;
+            let record = decode(&bytes).map_err(|source| StoreError::Decode { seq, source })?;
+            let first_call = match &record {
+                Record::ModelCall(call) => self.model_call_seq(&call.request_hash)?.is_none(),
+                _ => false,
+            };
+            let full = {
+                let mut tail = self.lock_tail();
+                tail.add(seq, id_of(&bytes), &record, first_call);
+                tail.is_full(limit)
+            };
+            if full {
+                self.flush_tail()?;
+            }
+        }
+        self.flush_tail()
+    }
+
+    fn lock_tail(&self) -> std::sync::MutexGuard<'_, IndexTail> {
+        // Every change of the tail is complete before the lock is released.
+        self.tail
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Writes the tail's entries and the new watermark in one batch, then
+    /// empties the tail. The caller holds the writer lock (no record joins
+    /// the tail meanwhile); point reads keep answering from the tail until
+    /// the batch is committed.
+    fn flush_tail(&self) -> Result<(), StoreError> {
+        // Large tails go through fjall's bulk ingestion (measured with the
+        // append timing of `log/tests/append.rs`, 200,000 messages: about
+        // 1.5x the batch path); small ones (a catch-up before a read) in a
+        // batch, which makes no table per flush.
+        if self.lock_tail().records >= INGEST_FROM_RECORDS {
+            return self.flush_tail_by_ingestion();
+        }
+        let index = self.index_keyspaces();
+        let mut batch = self.db.batch().durability(Some(PersistMode::Buffer));
+        let watermark = {
+            let mut tail = self.lock_tail();
+            if tail.is_empty() {
+                return Ok(());
+            }
+            tail.for_each_sorted::<std::convert::Infallible>(&mut |ks, key, value| {
+                if let Some(ks) = index.get(ks) {
+                    batch.insert(ks, key, value);
+                }
+                Ok(())
+            })
+            .unwrap_or_else(|never| match never {})
+        };
+        batch.insert(
+            &self.meta,
+            keys::WATERMARK_KEY,
+            watermark.to_be_bytes().as_slice(),
+        );
+        crate::pause::point("index");
+        batch.commit().map_err(|e| self.storage(e))?;
+        *self.lock_tail() = IndexTail::after(watermark);
+        Ok(())
+    }
+
+    /// [`Store::flush_tail`] through fjall's bulk ingestion (tables written
+    /// directly, no journal), then the watermark in a batch: a crash before
+    /// the watermark re-indexes the same entries on open.
+    fn flush_tail_by_ingestion(&self) -> Result<(), StoreError> {
+        let mut sorted: [Vec<(Vec<u8>, Vec<u8>)>; 6] = Default::default();
+        let watermark = {
+            let mut tail = self.lock_tail();
+            if tail.is_empty() {
+                return Ok(());
+            }
+            tail.for_each_sorted::<std::convert::Infallible>(&mut |ks, key, value| {
+                if let Some(list) = sorted.get_mut(ks) {
+                    list.push((key.to_vec(), value.to_vec()));
+                }
+                Ok(())
+            })
+            .unwrap_or_else(|never| match never {})
+        };
+        crate::pause::point("index");
+        for (ks, entries) in self.index_keyspaces().into_iter().zip(sorted) {
+            if entries.is_empty() {
+                continue;
+            }
+            let mut ingestion = ks.start_ingestion().map_err(|e| self.storage(e))?;
+            for (key, value) in entries {
+                ingestion.write(key, value).map_err(|e| self.storage(e))?;
+            }
+            ingestion.finish().map_err(|e| self.storage(e))?;
+        }
+        let mut batch = self.db.batch().durability(Some(PersistMode::Buffer));
+        batch.insert(
+            &self.meta,
+            keys::WATERMARK_KEY,
+            watermark.to_be_bytes().as_slice(),
+        );
+        batch.commit().map_err(|e| self.storage(e))?;
+        *self.lock_tail() = IndexTail::after(watermark);
+        Ok(())
+    }
+
+    /// The index keyspaces in [`crate::index::INDEX_KEYSPACES`] order.
+    fn index_keyspaces(&self) -> [&Keyspace; 6] {
+        [
+            &self.ids,
+            &self.kinds,
+            &self.threads,
+            &self.children,
+            &self.external,
+            &self.model_calls,
+        ]
+    }
+
+    /// Brings every index up to the last committed record (flushes the
+    /// unindexed tail). Reads that scan an index call it; so does drop.
+    pub fn catch_up_indexes(&self) -> Result<(), StoreError> {
+        if self.lock_tail().is_empty() {
+            return Ok(());
+        }
+        let _writer = self.lock_writer();
+        self.flush_tail()
+    }
+
+    /// Catches the indexes up and returns the watermark (for `audit`).
+    pub(crate) fn caught_up_watermark(&self) -> Result<u64, StoreError> {
+        self.catch_up_indexes()?;
+        Ok(self.index_watermark())
+    }
+
+    /// [`StoreError::Storage`] of this directory.
+    pub(crate) fn storage_error(&self, source: fjall::Error) -> StoreError {
+        self.storage(source)
+    }
+
+    /// The index watermark: the last sequence whose entries the index
+    /// keyspaces hold (records after it are in the writer's tail).
+    pub fn index_watermark(&self) -> u64 {
+        self.lock_tail().watermark
+    }
+
+    /// Sets how many records the unindexed tail holds before the writer
+    /// flushes it (at least 1; the default is [`FLUSH_RECORDS`]).
+    pub fn set_index_flush_records(&self, records: usize) {
+        self.flush_records.store(records.max(1), Ordering::Relaxed);
+    }
+
+    /// The sequence of a tail entry, if it is visible: its record's commit
+    /// returned, or its record is in the records keyspace (a commit that
+    /// is landing). `None` also when the tail does not have the entry.
+    fn visible_in_tail(&self, seq: Option<u64>) -> Result<Option<Option<u64>>, StoreError> {
+        let Some(seq) = seq else { return Ok(None) };
+        if seq <= self.committed.load(Ordering::Acquire) {
+            return Ok(Some(Some(seq)));
+        }
+        let landed = self
+            .records
+            .contains_key(keys::seq_key(seq))
+            .map_err(|e| self.storage(e))?;
+        Ok(Some(landed.then_some(seq)))
     }
 
     /// fjall's keyspace ids by name.
@@ -491,8 +752,8 @@ impl Store {
                 Record::Message(m) => self.known_message(&pending, m, &id)?,
                 // A record is appended only after its parents, so one whose
                 // parent is new in this batch cannot be in the log yet.
-                _ if parents.iter().any(|p| pending.ids.contains_key(p)) => {
-                    pending.ids.get(&id).copied()
+                _ if parents.iter().any(|p| pending.index.ids.contains_key(p)) => {
+                    pending.index.ids.get(&id).copied()
                 }
                 _ => self.seq_in(&pending, &id)?,
             };
@@ -512,13 +773,6 @@ impl Store {
                         parent: *parent,
                     });
                 }
-                if record.kind().indexed_as_child() {
-                    batch.insert(
-                        &self.children,
-                        keys::child_key(parent, seq).as_slice(),
-                        keys::thread_value(record.kind(), &id).as_slice(),
-                    );
-                }
             }
             if let Some(thread) = record.thread() {
                 let tenant = record.tenant();
@@ -529,37 +783,25 @@ impl Store {
                 if head.messages == 0 && matches!(record, Record::Message(_)) {
                     pending.born.insert(prefix.clone());
                 }
-                self.advance_head(&mut head, record, &id, &prefix, &mut pending, &mut batch)?;
-                pending.heads.insert(prefix.clone(), head);
-                batch.insert(
-                    &self.threads,
-                    keys::thread_seq_key(&prefix, seq),
-                    keys::thread_value(record.kind(), &id).as_slice(),
-                );
+                self.advance_head(&mut head, record)?;
+                pending.heads.insert(prefix, head);
             }
             batch.insert(&self.records, keys::seq_key(seq), bytes);
-            batch.insert(
-                &self.ids,
-                id.as_bytes().as_slice(),
-                keys::seq_key(seq).as_slice(),
-            );
-            batch.insert(
-                &self.kinds,
-                keys::kind_key(record.kind(), seq).as_slice(),
-                id.as_bytes().as_slice(),
-            );
-            if let Record::ModelCall(call) = record {
-                self.index_model_call(call, seq, &mut pending, &mut batch)?;
-            }
+            let first_call = match record {
+                Record::ModelCall(call) => self.first_model_call(call, &pending)?,
+                _ => false,
+            };
+            // The record's index entries (its external id among them) wait
+            // in the batch's tail for the index stage.
+            pending.index.add(seq, id, record, first_call);
             *pending.counts.entry(record.kind()).or_default() += 1;
-            pending.ids.insert(id, seq);
             if record.kind() == RecordKind::Message {
                 pending.messages.push((id, seq));
             }
             receipt.records.push(Appended { id, seq, new: true });
             seq += 1;
         }
-        if pending.ids.is_empty() {
+        if pending.index.is_empty() {
             writer.recent = pending.recent;
             return Ok(receipt);
         }
@@ -576,7 +818,28 @@ impl Store {
                 total.to_be_bytes().as_slice(),
             );
         }
-        batch.commit().map_err(|e| self.storage(e))?;
+        let born: Vec<Vec<u8>> = pending.born.iter().cloned().collect();
+        // Only kept once the commit returned (an error drops it).
+        pending.recent.remember(
+            &pending.messages,
+            &pending.heads,
+            &born,
+            pending.index.external.keys(),
+        );
+        // The entries join the tail before the commit, so that no reader
+        // misses a committed record; until the commit returns a reader takes
+        // them only if their record is in the records keyspace.
+        let first = writer.next_seq;
+        let full = {
+            let mut tail = self.lock_tail();
+            tail.absorb(std::mem::take(&mut pending.index));
+            tail.is_full(self.flush_records.load(Ordering::Relaxed))
+        };
+        if let Err(e) = batch.commit() {
+            self.lock_tail().forget_from(first);
+            return Err(self.storage(e));
+        }
+        self.committed.store(seq - 1, Ordering::Release);
         match durability {
             Durability::Sync => self.synced_commits.fetch_add(1, Ordering::Relaxed),
             Durability::Buffered => self.buffered_commits.fetch_add(1, Ordering::Relaxed),
@@ -584,27 +847,15 @@ impl Store {
         writer.next_seq = seq;
         self.save_manifest(seq - 1, &counts);
         writer.counts = counts;
-        let born: Vec<Vec<u8>> = pending.born.iter().cloned().collect();
-        pending.recent.remember(
-            &pending.messages,
-            &pending.heads,
-            &born,
-            pending.external.keys(),
-        );
         writer.recent = pending.recent;
+        if full {
+            self.flush_tail()?;
+        }
         Ok(receipt)
     }
 
     /// Checks a thread record against the head and advances it.
-    fn advance_head(
-        &self,
-        head: &mut ThreadHead,
-        record: &Record,
-        id: &RecordId,
-        prefix: &[u8],
-        pending: &mut Pending,
-        batch: &mut fjall::OwnedWriteBatch,
-    ) -> Result<(), StoreError> {
+    fn advance_head(&self, head: &mut ThreadHead, record: &Record) -> Result<(), StoreError> {
         let order = |detail: ThreadOrderProblem| StoreError::ThreadOrder {
             tenant: record.tenant().to_owned(),
             // Only threaded records (messages, blocks) are order-checked.
@@ -614,7 +865,6 @@ impl Store {
         match record {
             Record::Message(m) => {
                 // `known_message` has checked that the external id is new.
-                let key = keys::external_key(prefix, &m.external_id);
                 if m.position != head.messages {
                     return Err(order(ThreadOrderProblem::MessagePosition {
                         external_id: m.external_id.clone(),
@@ -623,8 +873,6 @@ impl Store {
                     }));
                 }
                 head.messages += 1;
-                pending.external.insert(key.clone(), *id);
-                batch.insert(&self.external, key, id.as_bytes().as_slice());
             }
             Record::Block(b) => {
                 let expected_turn = head.end_turn + 1;
@@ -655,30 +903,20 @@ impl Store {
         Ok(())
     }
 
-    /// Indexes a model call by its request hash unless an earlier call with
-    /// the same hash holds the entry (the first recorded answer wins).
-    fn index_model_call(
-        &self,
-        call: &ModelCall,
-        seq: u64,
-        pending: &mut Pending,
-        batch: &mut fjall::OwnedWriteBatch,
-    ) -> Result<(), StoreError> {
+    /// Whether a model call is the first with its request hash (then the
+    /// model-call index takes it: the first recorded answer wins).
+    fn first_model_call(&self, call: &ModelCall, pending: &Pending) -> Result<bool, StoreError> {
         let hash = call.request_hash;
-        if pending.model_calls.contains_key(&hash) || self.model_call_seq(&hash)?.is_some() {
-            return Ok(());
-        }
-        pending.model_calls.insert(hash, seq);
-        batch.insert(
-            &self.model_calls,
-            hash.as_bytes().as_slice(),
-            keys::seq_key(seq).as_slice(),
-        );
-        Ok(())
+        Ok(!pending.index.model_calls.contains_key(&hash) && self.model_call_seq(&hash)?.is_none())
     }
 
-    /// The sequence number the model-call index holds for a request hash.
+    /// The sequence number the model-call index holds for a request hash
+    /// (the unindexed tail first).
     pub fn model_call_seq(&self, request_hash: &Digest) -> Result<Option<u64>, StoreError> {
+        let in_tail = self.lock_tail().model_calls.get(request_hash).copied();
+        if let Some(found) = self.visible_in_tail(in_tail)? {
+            return Ok(found);
+        }
         match self
             .model_calls
             .get(request_hash.as_bytes())
@@ -731,6 +969,7 @@ impl Store {
 
     /// Number of entries in the model-call index (O(n)).
     pub(crate) fn model_call_index_len(&self) -> Result<usize, StoreError> {
+        self.catch_up_indexes()?;
         self.model_calls.len().map_err(|e| self.storage(e))
     }
 
@@ -749,8 +988,8 @@ impl Store {
         check_name("external id", &m.external_id)?;
         let prefix = keys::thread_prefix(&m.tenant, &m.thread);
         let key = keys::external_key(&prefix, &m.external_id);
-        let existing = match pending.external.get(&key) {
-            Some(id) => Some(*id),
+        let existing = match pending.index.external.get(&key) {
+            Some((id, _)) => Some(*id),
             // A thread born in this batch has all its keys in the batch.
             None if pending.born.contains(&prefix)
                 || pending.recent.surely_new_external(&prefix, &key) =>
@@ -772,7 +1011,7 @@ impl Store {
     }
 
     fn seq_in(&self, pending: &Pending, id: &RecordId) -> Result<Option<u64>, StoreError> {
-        match pending.ids.get(id).or_else(|| pending.recent.get(id)) {
+        match pending.index.ids.get(id).or_else(|| pending.recent.get(id)) {
             Some(seq) => Ok(Some(*seq)),
             None => self.seq_of(id),
         }
@@ -803,6 +1042,10 @@ impl Store {
     }
 
     fn external_id_at(&self, key: &[u8]) -> Result<Option<RecordId>, StoreError> {
+        let in_tail = self.lock_tail().external.get(key).copied();
+        if let Some(found) = self.visible_in_tail(in_tail.map(|(_, seq)| seq))? {
+            return Ok(found.and(in_tail.map(|(id, _)| id)));
+        }
         match self.external.get(key).map_err(|e| self.storage(e))? {
             None => Ok(None),
             Some(v) => RecordId::from_slice(&v)
@@ -814,8 +1057,13 @@ impl Store {
         }
     }
 
-    /// The sequence number of a record, if it is in the log.
+    /// The sequence number of a record, if it is in the log (the
+    /// unindexed tail first).
     pub fn seq_of(&self, id: &RecordId) -> Result<Option<u64>, StoreError> {
+        let in_tail = self.lock_tail().ids.get(id).copied();
+        if let Some(found) = self.visible_in_tail(in_tail)? {
+            return Ok(found);
+        }
         match self.ids.get(id.as_bytes()).map_err(|e| self.storage(e))? {
             None => Ok(None),
             Some(v) => keys::decode_seq(&v)
@@ -832,9 +1080,7 @@ impl Store {
 
     /// Whether a record is in the log.
     pub fn contains(&self, id: &RecordId) -> Result<bool, StoreError> {
-        self.ids
-            .contains_key(id.as_bytes())
-            .map_err(|e| self.storage(e))
+        Ok(self.seq_of(id)?.is_some())
     }
 
     /// Reads a record by id.
@@ -871,6 +1117,7 @@ impl Store {
         let Some(Ok(bytes)) = hex_prefix.get(..even).map(hex::decode) else {
             return Ok(Vec::new());
         };
+        self.catch_up_indexes()?;
         let mut out = Vec::new();
         for guard in self.ids.prefix(&bytes) {
             let key = guard.key().map_err(|e| self.storage(e))?;
@@ -944,9 +1191,12 @@ impl Store {
         &self,
         kind: RecordKind,
     ) -> impl Iterator<Item = Result<(u64, RecordId), StoreError>> + '_ {
-        self.kinds
-            .prefix([kind.code()])
-            .map(move |guard| self.kind_entry(guard))
+        let caught_up = self.catch_up_indexes().err().map(Err);
+        caught_up.into_iter().chain(
+            self.kinds
+                .prefix([kind.code()])
+                .map(move |guard| self.kind_entry(guard)),
+        )
     }
 
     /// Ids of one kind from sequence `from` on, in log order (what a view
@@ -956,9 +1206,12 @@ impl Store {
         kind: RecordKind,
         from: u64,
     ) -> impl Iterator<Item = Result<(u64, RecordId), StoreError>> + '_ {
-        self.kinds
-            .range(keys::kind_key(kind, from)..=keys::kind_key(kind, u64::MAX))
-            .map(move |guard| self.kind_entry(guard))
+        let caught_up = self.catch_up_indexes().err().map(Err);
+        caught_up.into_iter().chain(
+            self.kinds
+                .range(keys::kind_key(kind, from)..=keys::kind_key(kind, u64::MAX))
+                .map(move |guard| self.kind_entry(guard)),
+        )
     }
 
     /// One entry of the `kinds` index: its sequence and id.
@@ -976,6 +1229,7 @@ impl Store {
 
     /// The id the kind index holds for a sequence number.
     pub fn indexed_id(&self, kind: RecordKind, seq: u64) -> Result<Option<RecordId>, StoreError> {
+        self.catch_up_indexes()?;
         Ok(self
             .kinds
             .get(keys::kind_key(kind, seq))
@@ -995,19 +1249,22 @@ impl Store {
         let start = keys::thread_seq_key(&prefix, from);
         let end = keys::thread_seq_key(&prefix, u64::MAX);
         let plen = prefix.len();
-        self.threads.range(start..=end).map(move |guard| {
-            let (k, v) = guard.into_inner().map_err(|e| self.storage(e))?;
-            let seq = k.get(plen..).and_then(keys::decode_seq);
-            let kind = v.first().copied().and_then(RecordKind::from_code);
-            let id = v.get(1..).and_then(RecordId::from_slice);
-            match (seq, kind, id) {
-                (Some(seq), Some(kind), Some(id)) => Ok((seq, kind, id)),
-                _ => Err(StoreError::Corrupt {
-                    keyspace: keys::THREADS,
-                    detail: Corruption::EntryValue { len: v.len() },
-                }),
-            }
-        })
+        let caught_up = self.catch_up_indexes().err().map(Err);
+        caught_up
+            .into_iter()
+            .chain(self.threads.range(start..=end).map(move |guard| {
+                let (k, v) = guard.into_inner().map_err(|e| self.storage(e))?;
+                let seq = k.get(plen..).and_then(keys::decode_seq);
+                let kind = v.first().copied().and_then(RecordKind::from_code);
+                let id = v.get(1..).and_then(RecordId::from_slice);
+                match (seq, kind, id) {
+                    (Some(seq), Some(kind), Some(id)) => Ok((seq, kind, id)),
+                    _ => Err(StoreError::Corrupt {
+                        keyspace: keys::THREADS,
+                        detail: Corruption::EntryValue { len: v.len() },
+                    }),
+                }
+            }))
     }
 
     /// The records that cite `parent`, in log order: `(seq, kind, id)`, of
@@ -1016,7 +1273,23 @@ impl Store {
         &self,
         parent: &RecordId,
     ) -> impl DoubleEndedIterator<Item = Result<(u64, RecordKind, RecordId), StoreError>> + '_ {
-        self.children.prefix(parent.as_bytes()).map(move |guard| {
+        // The tail's links come after the stored ones. The watermark and the
+        // links are read together, and stored links past that watermark (a
+        // flush in between) are the tail's, so none is seen twice.
+        let (watermark, in_tail) = {
+            let tail = self.lock_tail();
+            let links = tail.children.get(parent).cloned().unwrap_or_default();
+            (tail.watermark, links)
+        };
+        let in_tail: Vec<Result<(u64, RecordKind, RecordId), StoreError>> = in_tail
+            .into_iter()
+            .filter_map(|link| match self.visible_in_tail(Some(link.0)) {
+                Ok(Some(Some(_))) => Some(Ok(link)),
+                Ok(_) => None,
+                Err(e) => Some(Err(e)),
+            })
+            .collect();
+        let stored = self.children.prefix(parent.as_bytes()).map(move |guard| {
             let (k, v) = guard.into_inner().map_err(|e| self.storage(e))?;
             let seq = k.get(32..).and_then(keys::decode_seq);
             let kind = v.first().copied().and_then(RecordKind::from_code);
@@ -1028,7 +1301,10 @@ impl Store {
                     detail: Corruption::EntryValue { len: v.len() },
                 }),
             }
-        })
+        });
+        stored
+            .filter(move |link| link.as_ref().map_or(true, |l| l.0 <= watermark))
+            .chain(in_tail)
     }
 
     /// The children of `parent` of one kind, decoded, in log order. The
@@ -1352,6 +1628,7 @@ impl Store {
 
     /// Number of entries in the id index (O(n)).
     pub(crate) fn id_index_len(&self) -> Result<usize, StoreError> {
+        self.catch_up_indexes()?;
         self.ids.len().map_err(|e| self.storage(e))
     }
 
@@ -1375,10 +1652,36 @@ impl Store {
         &self,
         request_hash: &Digest,
     ) -> Result<(), StoreError> {
+        self.catch_up_indexes()?;
         let _writer = self.lock_writer();
         let mut batch = self.db.batch().durability(Some(PersistMode::SyncAll));
         batch.remove(&self.model_calls, request_hash.as_bytes().as_slice());
         batch.commit().map_err(|e| self.storage(e))
+    }
+
+    /// Flips the last bit of the value of the first entry of an index
+    /// keyspace (`threads`, `children`, …) once the indexes are caught up:
+    /// simulates a damaged index so tests can prove `audit` catches it.
+    /// False when the keyspace is unknown or empty.
+    #[cfg(feature = "test-support")]
+    pub fn tamper_index_for_test(&self, keyspace: &str) -> Result<bool, StoreError> {
+        self.catch_up_indexes()?;
+        let _writer = self.lock_writer();
+        let Some((_, ks)) = self.keyspaces().into_iter().find(|(n, _)| *n == keyspace) else {
+            return Ok(false);
+        };
+        let Some(guard) = ks.first_key_value() else {
+            return Ok(false);
+        };
+        let (key, value) = guard.into_inner().map_err(|e| self.storage(e))?;
+        let mut value = value.to_vec();
+        if let Some(byte) = value.last_mut() {
+            *byte ^= 1;
+        }
+        let mut batch = self.db.batch().durability(Some(PersistMode::SyncAll));
+        batch.insert(ks, key, value);
+        batch.commit().map_err(|e| self.storage(e))?;
+        Ok(true)
     }
 
     /// Overwrites the stored value at `seq` without touching any index:
@@ -1390,6 +1693,31 @@ impl Store {
         batch.insert(&self.records, keys::seq_key(seq), value);
         batch.commit().map_err(|e| self.storage(e))
     }
+}
+
+/// The index stage's last flush: the unindexed tail is written when the
+/// store is closed (a failure is no loss: the next open indexes the
+/// records past the watermark).
+impl Drop for Store {
+    fn drop(&mut self) {
+        let _ = self.catch_up_indexes();
+    }
+}
+
+/// Tails of at least this many records are flushed by bulk ingestion.
+const INGEST_FROM_RECORDS: usize = 4096;
+
+/// Records in the tail before a flush: [`FLUSH_RECORDS`], or with the
+/// `failpoints` feature (crash tests) `STRATAFLOW_INDEX_FLUSH_RECORDS`.
+fn initial_flush_records() -> usize {
+    #[cfg(feature = "failpoints")]
+    if let Some(n) = std::env::var("STRATAFLOW_INDEX_FLUSH_RECORDS")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+    {
+        return n.max(1);
+    }
+    FLUSH_RECORDS
 }
 
 /// [`StoreError::UnsupportedLayout`] when the manifest's layout is one

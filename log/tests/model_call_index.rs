@@ -79,7 +79,7 @@ fn audit_names_a_model_call_missing_from_the_index() {
         .unwrap();
     assert_eq!(store.model_call(&RecordId([7; 32])).unwrap(), None);
     let report = store.audit().unwrap();
-    assert_eq!(report.problems.len(), 2, "{:?}", report.problems);
+    assert_eq!(report.problems.len(), 3, "{:?}", report.problems);
     match &report.problems[0] {
         AuditProblem::ModelCallIndexMismatch {
             seq,
@@ -97,6 +97,16 @@ fn audit_names_a_model_call_missing_from_the_index() {
         AuditProblem::ModelCallIndexSize {
             requests: 1,
             indexed: 0
+        }
+    ));
+    // The index's digest differs from a rebuild from the records.
+    assert!(matches!(
+        report.problems[2],
+        AuditProblem::IndexDigestMismatch {
+            keyspace: "model_calls",
+            stored_entries: 0,
+            rebuilt_entries: 1,
+            ..
         }
     ));
 }

@@ -46,6 +46,7 @@ mod format_fixture;
 mod governance;
 mod graph_v4;
 mod import_exports;
+mod index_stage;
 mod input_readers;
 mod invalid_input;
 mod jsonl_ingest;

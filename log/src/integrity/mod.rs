@@ -204,6 +204,15 @@ pub enum Inconsistency {
         /// Its sequence.
         seq: u64,
     },
+    /// The index watermark is past the last record: records were lost
+    /// under their index entries.
+    #[error("the indexes cover records up to sequence {watermark} but the log holds 1..={last}")]
+    IndexAhead {
+        /// The stored watermark.
+        watermark: u64,
+        /// The log's last sequence.
+        last: u64,
+    },
     /// The kind index does not hold the last record.
     #[error("the kind index lacks the last record ({kind} {id} at sequence {seq})")]
     KindIndex {

@@ -1,0 +1,288 @@
+//! The index stage: the secondary indexes (`ids`, `kinds`, `threads`,
+//! `children`, `external`, `model_calls`) are views over the records
+//! keyspace, written apart from the records' commit batch.
+//!
+//! The writer keeps the entries of the records past the **index
+//! watermark** (the last sequence whose entries are stored, `meta` key
+//! `index/watermark`) in memory: the **unindexed tail**. It is exact, not a
+//! cache: `id → seq`, `external key → (id, seq)` and `request hash → seq`
+//! and `parent → children` answer point reads and children lookups for
+//! those records; the per-kind and per-thread entries wait there until the
+//! next flush. A flush writes every entry of the tail, keys sorted, then
+//! the new watermark: in one batch, or for a large tail by fjall's bulk
+//! ingestion followed by the watermark's batch (the watermark never runs
+//! ahead of its entries; a crash in between re-indexes the same entries),
+//! so the stored indexes always equal a rebuild of the records
+//! `1..=watermark`.
+//!
+//! A flush runs when the tail passes [`FLUSH_RECORDS`] records or
+//! [`FLUSH_BYTES`] bytes, before any read that scans the kind, thread or
+//! id index (by kind, by thread, by id prefix), and when the store is
+//! dropped. Opening
+//! a directory indexes the records past the watermark (read back from the
+//! records keyspace) before anything is served, so a crash between a
+//! commit and its flush loses nothing.
+
+use std::collections::HashMap;
+
+use crate::id::{Digest, RecordId};
+use crate::keys;
+use crate::record::{Record, RecordKind};
+
+/// Records in the tail that make the writer flush it.
+pub const FLUSH_RECORDS: usize = 64 * 1024;
+
+/// Approximate bytes of index entries in the tail that make the writer
+/// flush it.
+pub const FLUSH_BYTES: usize = 64 << 20;
+
+/// One child link waiting in the tail: `(seq, kind, id)` of the child.
+pub(crate) type Link = (u64, RecordKind, RecordId);
+
+/// Receives index entries: `(keyspace, key, value)`.
+pub(crate) type Put<'a, E> = dyn FnMut(usize, &[u8], &[u8]) -> Result<(), E> + 'a;
+
+/// The index entries of the records past the watermark.
+#[derive(Default)]
+pub(crate) struct IndexTail {
+    /// Last sequence indexed in the keyspaces (the watermark).
+    pub(crate) watermark: u64,
+    /// Last sequence in the tail (the watermark when it is empty).
+    last: u64,
+    /// Records in the tail.
+    pub(crate) records: usize,
+    /// Approximate bytes of the entries.
+    pub(crate) bytes: usize,
+    /// `id → seq`.
+    pub(crate) ids: HashMap<RecordId, u64>,
+    /// `external key → (message id, seq)`.
+    pub(crate) external: HashMap<Vec<u8>, (RecordId, u64)>,
+    /// `request hash → seq` of the first model call with the hash, for the
+    /// hashes the stored index does not hold.
+    pub(crate) model_calls: HashMap<Digest, u64>,
+    /// `(kind, seq, id)`.
+    kinds: Vec<(RecordKind, u64, RecordId)>,
+    /// `(thread prefix, seq, kind, id)`.
+    threads: Vec<(Vec<u8>, u64, RecordKind, RecordId)>,
+    /// `parent → [(seq, kind, id)]`, in log order.
+    pub(crate) children: HashMap<RecordId, Vec<Link>>,
+}
+
+impl IndexTail {
+    /// An empty tail after `watermark`.
+    pub(crate) fn after(watermark: u64) -> Self {
+        Self {
+            watermark,
+            last: watermark,
+            ..Self::default()
+        }
+    }
+
+    /// Whether no record waits to be indexed.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.records == 0
+    }
+
+    /// Whether the tail is large enough to flush.
+    pub(crate) fn is_full(&self, max_records: usize) -> bool {
+        self.records >= max_records || self.bytes >= FLUSH_BYTES
+    }
+
+    /// Takes in the entries of one record at `seq` (after every record
+    /// already in the tail). `first_call` says that
+    /// a model call is the first with its request hash (the caller checked
+    /// the stored index and the tail).
+    pub(crate) fn add(&mut self, seq: u64, id: RecordId, record: &Record, first_call: bool) {
+        let kind = record.kind();
+        self.records += 1;
+        self.last = self.last.max(seq);
+        self.ids.insert(id, seq);
+        self.kinds.push((kind, seq, id));
+        self.bytes += 32 + 8 + 9 + 32;
+        if kind.indexed_as_child() {
+            let mut parents = record.parents();
+            parents.sort_unstable();
+            parents.dedup();
+            for parent in parents {
+                self.children
+                    .entry(parent)
+                    .or_default()
+                    .push((seq, kind, id));
+                self.bytes += 40 + 33;
+            }
+        }
+        if let Some(thread) = record.thread() {
+            let prefix = keys::thread_prefix(record.tenant(), thread);
+            if let Record::Message(m) = record {
+                let key = keys::external_key(&prefix, &m.external_id);
+                self.bytes += key.len() + 32;
+                self.external.insert(key, (id, seq));
+            }
+            self.bytes += prefix.len() + 8 + 33;
+            self.threads.push((prefix, seq, kind, id));
+        }
+        if let Record::ModelCall(call) = record
+            && first_call
+        {
+            self.model_calls.insert(call.request_hash, seq);
+            self.bytes += 32 + 8;
+        }
+    }
+
+    /// Moves the entries of `other` (later records) into this tail.
+    pub(crate) fn absorb(&mut self, other: Self) {
+        self.records += other.records;
+        self.last = self.last.max(other.last);
+        self.bytes += other.bytes;
+        self.ids.extend(other.ids);
+        self.external.extend(other.external);
+        self.model_calls.extend(other.model_calls);
+        self.kinds.extend(other.kinds);
+        self.threads.extend(other.threads);
+        for (parent, mut links) in other.children {
+            self.children.entry(parent).or_default().append(&mut links);
+        }
+    }
+
+    /// Drops the entries of the records from `seq` on (a commit that
+    /// failed).
+    pub(crate) fn forget_from(&mut self, seq: u64) {
+        let before = self.kinds.len();
+        self.ids.retain(|_, s| *s < seq);
+        self.external.retain(|_, (_, s)| *s < seq);
+        self.model_calls.retain(|_, s| *s < seq);
+        self.kinds.retain(|e| e.1 < seq);
+        self.threads.retain(|e| e.1 < seq);
+        for links in self.children.values_mut() {
+            links.retain(|e| e.0 < seq);
+        }
+        self.children.retain(|_, links| !links.is_empty());
+        self.records -= before - self.kinds.len();
+        self.last = self.last.min(seq.saturating_sub(1)).max(self.watermark);
+    }
+
+    /// The last sequence in the tail (the watermark once flushed).
+    pub(crate) fn last_seq(&self) -> u64 {
+        self.last
+    }
+
+    /// Hands every entry to `put` as `(keyspace, key, value)`, keyspace by
+    /// keyspace in [`INDEX_KEYSPACES`] order and keys ascending within each
+    /// (what `start_ingestion` requires), and returns the new watermark.
+    /// Nothing is removed (point reads use the entries until they are
+    /// committed, and a failed commit leaves the tail whole); the lists
+    /// are sorted in place.
+    pub(crate) fn for_each_sorted<E>(&mut self, put: &mut Put<'_, E>) -> Result<u64, E> {
+        let watermark = self.last_seq();
+        let mut ids: Vec<(&RecordId, &u64)> = self.ids.iter().collect();
+        ids.sort_unstable();
+        for (id, seq) in ids {
+            put(0, id.as_bytes(), &keys::seq_key(*seq))?;
+        }
+        self.kinds.sort_unstable_by_key(|e| (e.0.code(), e.1));
+        for &(kind, seq, id) in &self.kinds {
+            put(1, &keys::kind_key(kind, seq), id.as_bytes())?;
+        }
+        self.threads
+            .sort_unstable_by(|a, b| (&a.0, a.1).cmp(&(&b.0, b.1)));
+        for (prefix, seq, kind, id) in &self.threads {
+            put(
+                2,
+                &keys::thread_seq_key(prefix, *seq),
+                &keys::thread_value(*kind, id),
+            )?;
+        }
+        let mut children: Vec<(&RecordId, &Vec<Link>)> = self.children.iter().collect();
+        children.sort_unstable_by_key(|e| e.0);
+        for (parent, links) in children {
+            for &(seq, kind, id) in links {
+                put(
+                    3,
+                    &keys::child_key(parent, seq),
+                    &keys::thread_value(kind, &id),
+                )?;
+            }
+        }
+        let mut external: Vec<(&Vec<u8>, &(RecordId, u64))> = self.external.iter().collect();
+        external.sort_unstable();
+        for (key, (id, _)) in external {
+            put(4, key, id.as_bytes())?;
+        }
+        let mut calls: Vec<(&Digest, &u64)> = self.model_calls.iter().collect();
+        calls.sort_unstable_by_key(|e| *e.0.as_bytes());
+        for (hash, seq) in calls {
+            put(5, hash.as_bytes(), &keys::seq_key(*seq))?;
+        }
+        Ok(watermark)
+    }
+}
+
+/// An order-independent digest of a set of index entries: the entry count
+/// and the wrapping sum of each entry's blake3 hash (taken as four 64-bit
+/// lanes), so that the stored keyspace (read in key order) and a rebuild
+/// (made in log order) can be compared without sorting either.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub struct IndexDigest {
+    /// Entries.
+    pub entries: u64,
+    sum: [u64; 4],
+}
+
+impl IndexDigest {
+    /// Adds one entry.
+    pub(crate) fn add(&mut self, key: &[u8], value: &[u8]) {
+        let mut h = blake3::Hasher::new();
+        h.update(&(key.len() as u64).to_be_bytes());
+        h.update(key);
+        h.update(value);
+        let bytes = h.finalize();
+        for (lane, chunk) in self.sum.iter_mut().zip(bytes.as_bytes().chunks_exact(8)) {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(chunk);
+            *lane = lane.wrapping_add(u64::from_be_bytes(word));
+        }
+        self.entries += 1;
+    }
+
+    /// The digest as 64 hex digits.
+    pub fn to_hex(&self) -> String {
+        self.sum.iter().map(|w| format!("{w:016x}")).collect()
+    }
+}
+
+/// The index entries a rebuild from the records makes, one digest per
+/// index keyspace (in [`INDEX_KEYSPACES`] order).
+#[derive(Default)]
+pub(crate) struct Rebuild {
+    pub(crate) digests: [IndexDigest; 6],
+    first_calls: std::collections::HashSet<Digest>,
+}
+
+/// The index keyspaces, in the order of [`Rebuild::digests`].
+pub(crate) const INDEX_KEYSPACES: [&str; 6] = [
+    keys::IDS,
+    keys::KINDS,
+    keys::THREADS,
+    keys::CHILDREN,
+    keys::EXTERNAL,
+    keys::MODEL_CALLS,
+];
+
+impl Rebuild {
+    /// Adds the entries of the record at `seq` (records in log order).
+    pub(crate) fn add(&mut self, seq: u64, id: &RecordId, record: &Record) {
+        let first_call = match record {
+            Record::ModelCall(call) => self.first_calls.insert(call.request_hash),
+            _ => false,
+        };
+        let mut one = IndexTail::default();
+        one.add(seq, *id, record, first_call);
+        let digests = &mut self.digests;
+        let _ = one.for_each_sorted::<std::convert::Infallible>(&mut |ks, key, value| {
+            if let Some(digest) = digests.get_mut(ks) {
+                digest.add(key, value);
+            }
+            Ok(())
+        });
+    }
+}
