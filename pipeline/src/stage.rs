@@ -10,7 +10,7 @@ use strataflow_log::record::{BlockSummary, Derivation, Event, Outcome, Record};
 use strataflow_log::{Digest, RecordId, StoreError};
 use strataflow_operators::model::ModelError;
 use strataflow_operators::operator::{
-    BlockInput, analyse_messages, ExtractionInput, OperatorError, OperatorId, ProjectionInput,
+    BlockInput, ExtractionInput, OperatorError, OperatorId, ProjectionInput, analyse_messages,
 };
 use strataflow_operators::profile::Operators;
 use strataflow_operators::validate;

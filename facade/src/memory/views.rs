@@ -29,7 +29,10 @@ pub struct ViewReport {
 impl Memory {
     /// Brings a view of a tenant up to the end of the log: loads its state,
     /// applies the records after its last sequence, saves it.
-    pub(crate) fn refresh<V: Materialized + Send>(&self, tenant: &str) -> Result<(V, u64), MemoryError> {
+    pub(crate) fn refresh<V: Materialized + Send>(
+        &self,
+        tenant: &str,
+    ) -> Result<(V, u64), MemoryError> {
         self.refresh_keyed(V::NAME, tenant, V::default)
     }
 
@@ -775,7 +778,11 @@ mod tests {
             .unwrap();
         assert_eq!(parallel, sequential);
         assert_eq!(parallel[0].len(), 5);
-        assert!(parallel[0].iter().all(|(seq, digest)| *seq > 0 && !digest.is_empty()));
+        assert!(
+            parallel[0]
+                .iter()
+                .all(|(seq, digest)| *seq > 0 && !digest.is_empty())
+        );
         // What the ingest's refresh saved is what a rebuild folds.
         let refreshed = memory.one_pass(None, &tenants, Pass::REPORT).unwrap();
         assert_eq!(refreshed, sequential);

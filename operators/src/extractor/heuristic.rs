@@ -375,7 +375,10 @@ fn statement_groups(
             taken_words_v5(text, given, states_time, others)
                 .map_or((false, Vec::new()), |w| (true, w))
         } else {
-            (is_statement_given(text, given, states_time, others), Vec::new())
+            (
+                is_statement_given(text, given, states_time, others),
+                Vec::new(),
+            )
         };
         if !taken {
             if states_time {
