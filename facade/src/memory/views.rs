@@ -250,7 +250,13 @@ impl Memory {
         tenants: &[String],
         pass: Pass,
     ) -> Result<Vec<Vec<(u64, String)>>, MemoryError> {
-        self.one_pass_with(profile, tenants, pass, Workers::Parallel)
+        // One core: the views one after the other, no threads.
+        let workers = if std::thread::available_parallelism().map_or(1, usize::from) > 1 {
+            Workers::Parallel
+        } else {
+            Workers::Sequential
+        };
+        self.one_pass_with(profile, tenants, pass, workers)
     }
 
     /// [`Memory::one_pass`] with the views fed in parallel or, for the
