@@ -114,6 +114,31 @@ pub struct BlockInput<'a> {
     /// it; a model-backed operator puts it in its request so a retry after
     /// an invalid answer asks again instead of being served the recorded one.
     pub attempt: u32,
+    /// The text analysis of each message ([`strataflow_text::Analysis::of`]
+    /// its content), in the order of `messages`, when the pipeline computed
+    /// it; `None` (or a length that is not that of `messages`) and an
+    /// operator analyses the text itself, with the same result
+    /// ([`BlockInput::analysis`]).
+    pub analyses: Option<&'a [strataflow_text::Analysis]>,
+}
+
+impl BlockInput<'_> {
+    /// The carried analysis of message `index` of [`BlockInput::messages`],
+    /// if the pipeline computed one for every message.
+    pub fn analysis(&self, index: usize) -> Option<&strataflow_text::Analysis> {
+        self.analyses
+            .filter(|a| a.len() == self.messages.len())
+            .and_then(|a| a.get(index))
+    }
+}
+
+/// The text analyses of a block's messages ([`BlockInput::analyses`]),
+/// computed once by the worker that owns the thread.
+pub fn analyse_messages(messages: &[(RecordId, Message)]) -> Vec<strataflow_text::Analysis> {
+    messages
+        .iter()
+        .map(|(_, m)| strataflow_text::Analysis::of(&m.content))
+        .collect()
 }
 
 /// L0–L2 of a block (spec §5).
@@ -174,6 +199,12 @@ pub trait Extractor: Send + Sync {
     fn config_hash(&self) -> Digest;
     /// Extracts event cards whose sources are messages of the target block.
     fn extract(&self, input: &ExtractionInput<'_>) -> Result<Extraction, OperatorError>;
+    /// Whether [`Extractor::extract`] reads the carried text analysis
+    /// ([`BlockInput::analyses`]): the pipeline computes it only for an
+    /// extractor that does. False unless an extractor says otherwise.
+    fn reads_analysis(&self) -> bool {
+        false
+    }
     /// For a model-backed operator: the approximate input tokens of the one
     /// model request a run on `block` makes (for cost plans, before any
     /// call). `None`: the operator calls no model.

@@ -72,6 +72,7 @@ fn summarize(block: &Block, msgs: &[(RecordId, Message)]) -> BlockSummary {
         block,
         messages: msgs,
         attempt: 1,
+        analyses: None,
     };
     HeuristicSummarizer.summarize(&input).unwrap()
 }
@@ -115,6 +116,7 @@ fn extractor_golden() {
             block: &block,
             messages: &msgs,
             attempt: 1,
+            analyses: None,
         },
         summary: &summary,
         previous_key_points: None,
@@ -171,6 +173,7 @@ fn a_cancellation_supersedes_the_matching_plan_in_the_timeline() {
         block: &block,
         messages: &msgs,
         attempt: 1,
+        analyses: None,
     };
     let first = HeuristicExtractor
         .extract(&ExtractionInput {
@@ -214,6 +217,7 @@ fn a_cancellation_supersedes_the_matching_plan_in_the_timeline() {
                 block: &block2,
                 messages: &later,
                 attempt: 1,
+                analyses: None,
             },
             summary: &summary2,
             previous_key_points: None,
@@ -260,6 +264,7 @@ fn quotes(x: &dyn Extractor, block: &Block, msgs: &[(RecordId, Message)]) -> Vec
         block,
         messages: msgs,
         attempt: 1,
+        analyses: None,
     };
     let summary = HeuristicSummarizer.summarize(&target).unwrap();
     x.extract(&ExtractionInput {
@@ -284,6 +289,7 @@ fn shared_splitter_versions_keep_abbreviations_whole() {
         block: &block,
         messages: &msgs,
         attempt: 1,
+        analyses: None,
     };
     let v1 = HeuristicSummarizer.summarize(&input).unwrap();
     let v2 = HeuristicSummarizerV2.summarize(&input).unwrap();

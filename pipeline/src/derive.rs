@@ -319,6 +319,7 @@ impl Run<'_> {
                 block: &block,
                 messages: &messages,
                 attempt: 1,
+                analyses: None,
             };
             let Step::Done((summary_id, summary)) = self.summary(&input)? else {
                 continue;

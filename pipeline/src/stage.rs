@@ -10,7 +10,7 @@ use strataflow_log::record::{BlockSummary, Derivation, Event, Outcome, Record};
 use strataflow_log::{Digest, RecordId, StoreError};
 use strataflow_operators::model::ModelError;
 use strataflow_operators::operator::{
-    BlockInput, ExtractionInput, OperatorError, OperatorId, ProjectionInput,
+    BlockInput, ExtractionInput, OperatorError, OperatorId, ProjectionInput, analyse_messages,
 };
 use strataflow_operators::profile::Operators;
 use strataflow_operators::validate;
@@ -195,8 +195,17 @@ pub fn extract(
             error: None,
         });
     }
+    // The text analysis of the block's messages, computed here once (in
+    // the worker that owns the thread) for an extractor that reads it,
+    // unless the caller carried one.
+    let analyses = (input.analyses.is_none() && ops.extractor.reads_analysis())
+        .then(|| analyse_messages(input.messages));
+    let target = BlockInput {
+        analyses: analyses.as_deref().or(input.analyses),
+        ..*input
+    };
     let extraction_input = ExtractionInput {
-        target: *input,
+        target,
         summary: context.summary,
         previous_key_points: context.previous_key_points,
         next_key_points: context.next_key_points,

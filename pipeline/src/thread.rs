@@ -254,6 +254,7 @@ impl ThreadState {
             block,
             messages,
             attempt: 1,
+            analyses: None,
         };
         let summary = {
             let _span = tracing::trace_span!("summarize", block = %block_id).entered();

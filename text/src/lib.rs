@@ -9,6 +9,8 @@
 //! - [`normalise`]: the lower-casing and the search normalisation (NFKC,
 //!   lower case, whitespace collapsed) the indexes use.
 //! - [`abbreviations`]: the abbreviation table the splitter consults.
+//! - [`analysis`]: a text's sentences and words as plain data, computed
+//!   once and carried to every operator that reads the text.
 //!
 //! Deterministic, no allocation beyond the output, no model, no locale.
 //!
@@ -23,9 +25,11 @@
 //! this crate (see `docs/ARCHITECTURE.md`, "frozen v1").
 
 pub mod abbreviations;
+pub mod analysis;
 pub mod normalise;
 pub mod sentences;
 pub mod tokens;
 
+pub use analysis::{AnalysedSentence, Analysis};
 pub use sentences::Sentence;
 pub use tokens::Token;

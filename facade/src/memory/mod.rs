@@ -424,7 +424,8 @@ impl Memory {
     }
 
     /// The last stage of an ingest that derived: brings every persisted view
-    /// of every tenant up to the end of the log (each saved with the last
+    /// of every tenant, and its search snapshot, up to the end of the log
+    /// in one scan, the views in parallel (each saved with the last
     /// sequence it applied, so a crash before or during this only leaves
     /// more for the next refresh).
     fn materialize(&self, options: &IngestOptions) -> Result<(), MemoryError> {
@@ -432,7 +433,7 @@ impl Memory {
             return Ok(());
         }
         let started = std::time::Instant::now();
-        self.refresh_tenants_views(None, &self.tenants()?)?;
+        self.refresh_tenants_views_and_search(&self.tenants()?)?;
         tracing::info!(
             elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
             "views materialized"

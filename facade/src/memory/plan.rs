@@ -100,6 +100,7 @@ impl Memory {
                 block,
                 messages,
                 attempt: 1,
+                analyses: None,
             });
             let estimates = [
                 input

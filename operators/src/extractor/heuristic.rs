@@ -77,11 +77,14 @@
 //! few days" is a length and dates nothing unless it runs up to now, and
 //! "that Saturday" takes the date of an earlier sentence of the message).
 
+use std::borrow::Cow;
+
 use strataflow_record::record::{
     Criticality, Event, EventTemporal, EventType, Message, Occurrence, Precision, Role, Scope,
     TimeBasis,
 };
 use strataflow_record::{Digest, RecordId, SourceTime, Timestamp};
+use strataflow_text::Analysis;
 
 use super::temporal::{Resolver, Tense, TimeExpression, detect_tense, resolve_best_after};
 use crate::operator::{
@@ -213,6 +216,11 @@ impl Extractor for HeuristicExtractorV3 {
         )
     }
 
+    /// It reads the sentences and words of the shared splitter.
+    fn reads_analysis(&self) -> bool {
+        true
+    }
+
     fn extract(&self, input: &ExtractionInput<'_>) -> Result<Extraction, OperatorError> {
         extract(input, Version::Three)
     }
@@ -228,6 +236,11 @@ impl Extractor for HeuristicExtractorV4 {
             &id_v4(),
             r#"{"min_words":3,"group_by":"time expression","third_person":"named block people","sentences":"strataflow-text","resolver":2,"restatement":"agreeing"}"#,
         )
+    }
+
+    /// It reads the sentences and words of the shared splitter.
+    fn reads_analysis(&self) -> bool {
+        true
     }
 
     fn extract(&self, input: &ExtractionInput<'_>) -> Result<Extraction, OperatorError> {
@@ -247,6 +260,11 @@ impl Extractor for HeuristicExtractorV5 {
         )
     }
 
+    /// It reads the sentences and words of the shared splitter.
+    fn reads_analysis(&self) -> bool {
+        true
+    }
+
     fn extract(&self, input: &ExtractionInput<'_>) -> Result<Extraction, OperatorError> {
         extract(input, Version::Five)
     }
@@ -255,7 +273,7 @@ impl Extractor for HeuristicExtractorV5 {
 fn extract(input: &ExtractionInput<'_>, version: Version) -> Result<Extraction, OperatorError> {
     let people = block_people(input);
     let mut events = Vec::new();
-    for (message_id, message) in input.target.messages {
+    for (index, (message_id, message)) in input.target.messages.iter().enumerate() {
         if !matches!(message.role, Role::User | Role::Assistant) {
             continue;
         }
@@ -270,7 +288,8 @@ fn extract(input: &ExtractionInput<'_>, version: Version) -> Result<Extraction, 
                     .collect()
             }
         };
-        for group in statement_groups(message, &others, version) {
+        let analysis = input.target.analysis(index);
+        for group in statement_groups(message, analysis, &others, version) {
             events.push(event_of(
                 input,
                 *message_id,
@@ -315,8 +334,15 @@ struct Group {
 }
 
 /// `others`: people of the block (not the speaker) whose named statements
-/// count too (version 2; empty for version 1).
-fn statement_groups(message: &Message, others: &[&str], version: Version) -> Vec<Group> {
+/// count too (version 2; empty for version 1). `analysis`: the message's
+/// carried text analysis, read by the versions on the shared splitter
+/// (its sentences and words are theirs); else they split the text here.
+fn statement_groups(
+    message: &Message,
+    analysis: Option<&Analysis>,
+    others: &[&str],
+    version: Version,
+) -> Vec<Group> {
     let mut groups: Vec<Group> = Vec::new();
     // A time stated in a sentence that is not itself a statement ("Last
     // night was amazing!", "Guess what I did this week?") dates the next
@@ -325,16 +351,34 @@ fn statement_groups(message: &Message, others: &[&str], version: Version) -> Vec
     // The dates of the message's sentences so far, for "that Saturday"
     // (read by the third resolver only).
     let mut earlier: Vec<TimeExpression> = Vec::new();
-    for s in version.splitter().sentences(&message.content) {
-        let best = resolve_best_after(s.text, &earlier, message.time, version.resolver());
+    // Each sentence with its words when the carried analysis gives them.
+    let sentences: Vec<(&str, Option<&[String]>)> = match analysis {
+        Some(a) if version.splitter() == Splitter::Shared => a
+            .sentences
+            .iter()
+            .map(|s| (s.text(&message.content), Some(s.words.as_slice())))
+            .collect(),
+        _ => version
+            .splitter()
+            .sentences(&message.content)
+            .into_iter()
+            .map(|s| (s.text, None))
+            .collect(),
+    };
+    for (text, given) in sentences {
+        let best = resolve_best_after(text, &earlier, message.time, version.resolver());
         earlier.extend(best.iter().cloned());
         let states_time = best
             .as_ref()
             .is_some_and(|t| t.basis != TimeBasis::Inferred);
         let (taken, mut words) = if version == Version::Five {
-            taken_words_v5(s.text, states_time, others).map_or((false, Vec::new()), |w| (true, w))
+            taken_words_v5(text, given, states_time, others)
+                .map_or((false, Vec::new()), |w| (true, w))
         } else {
-            (is_statement(s.text, states_time, others), Vec::new())
+            (
+                is_statement_given(text, given, states_time, others),
+                Vec::new(),
+            )
         };
         if !taken {
             if states_time {
@@ -345,7 +389,7 @@ fn statement_groups(message: &Message, others: &[&str], version: Version) -> Vec
         let time = best.or_else(|| carried.take());
         match (time, groups.last_mut()) {
             (None, Some(last)) => {
-                last.sentences.push(s.text.to_owned());
+                last.sentences.push(text.to_owned());
                 last.words.append(&mut words);
             }
             (Some(t), Some(last))
@@ -353,11 +397,11 @@ fn statement_groups(message: &Message, others: &[&str], version: Version) -> Vec
                     (l.happened_start, l.happened_end) == (t.happened_start, t.happened_end)
                 }) =>
             {
-                last.sentences.push(s.text.to_owned());
+                last.sentences.push(text.to_owned());
                 last.words.append(&mut words);
             }
             (time, _) => groups.push(Group {
-                sentences: vec![s.text.to_owned()],
+                sentences: vec![text.to_owned()],
                 time,
                 words,
             }),
@@ -370,11 +414,32 @@ fn statement_groups(message: &Message, others: &[&str], version: Version) -> Vec
 /// either first person with an event, progressive or preference cue, or a
 /// sentence of four words or more that states a time ("Finishing up the
 /// choreography for a festival next month.").
+#[cfg(test)]
 fn is_statement(sentence: &str, states_time: bool, others: &[&str]) -> bool {
-    if is_question(sentence) || is_chatter(sentence) || sentence.starts_with("[image:") {
+    is_statement_given(sentence, None, states_time, others)
+}
+
+/// [`is_statement`] with the sentence's [`words`] when already computed
+/// (`given`).
+fn is_statement_given(
+    sentence: &str,
+    given: Option<&[String]>,
+    states_time: bool,
+    others: &[&str],
+) -> bool {
+    if is_question(sentence) {
         return false;
     }
-    is_statement_words(sentence, &words(sentence), states_time, others)
+    let w = given_or_words(sentence, given);
+    if is_chatter_words(&w) || sentence.starts_with("[image:") {
+        return false;
+    }
+    is_statement_words(sentence, &w, states_time, others)
+}
+
+/// The sentence's [`words`]: `given`, else computed.
+fn given_or_words<'a>(sentence: &str, given: Option<&'a [String]>) -> Cow<'a, [String]> {
+    given.map_or_else(|| Cow::Owned(words(sentence)), Cow::Borrowed)
 }
 
 /// [`is_statement`] past its question and chatter test, on the sentence's
@@ -391,16 +456,21 @@ fn is_statement_words(sentence: &str, w: &[String], states_time: bool, others: &
 /// Version 5's choice of a sentence: `(is_statement || is_self_statement)
 /// && !is_pleasantry`, with the question and chatter tests and the words
 /// of the sentence computed once; the words of a sentence taken.
-fn taken_words_v5(sentence: &str, states_time: bool, others: &[&str]) -> Option<Vec<String>> {
+fn taken_words_v5(
+    sentence: &str,
+    given: Option<&[String]>,
+    states_time: bool,
+    others: &[&str],
+) -> Option<Vec<String>> {
     if is_question(sentence) || sentence.starts_with("[image:") {
         return None;
     }
-    let w = words(sentence);
+    let w = given_or_words(sentence, given);
     let taken = !is_chatter_words(&w)
         && (is_statement_words(sentence, &w, states_time, others)
             || is_self_statement_words(sentence, &w, others))
         && !is_pleasantry_words(&w);
-    taken.then_some(w)
+    taken.then(|| w.into_owned())
 }
 
 /// An informative self-statement (version 5): not a question, a reaction,
@@ -963,9 +1033,10 @@ pub(crate) fn third_singular(verb: &str) -> Option<String> {
 /// Whether a sentence is an imperative: its first word is one of
 /// [`IMPERATIVE_STARTS`].
 fn is_imperative(sentence: &str) -> bool {
-    let w = words(sentence);
-    w.first()
-        .is_some_and(|f| IMPERATIVE_STARTS.contains(&f.as_str()))
+    // Only the first word is folded (the rest are not read).
+    strataflow_text::tokens::words(sentence)
+        .first()
+        .is_some_and(|f| IMPERATIVE_STARTS.contains(&f.folded().as_str()))
 }
 
 /// A pleasantry or imperative addressed to the listener (version 5): no
@@ -1334,6 +1405,100 @@ fn capitalized(text: &str, speaker: &str, splitter: Splitter) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every version given the carried text analysis of its messages
+    /// ([`crate::operator::analyse_messages`]) extracts exactly what it
+    /// extracts from the raw text: every LoCoMo turn, in blocks of ten
+    /// turns, under each of the five versions.
+    #[test]
+    fn the_carried_analysis_extracts_what_the_raw_text_does() {
+        use crate::operator::{BlockInput, analyse_messages};
+        use strataflow_record::record::{Block, BlockSummary};
+        let turns = crate::projector::heuristic::statements::tests::locomo_turns();
+        let time = SourceTime::parse_rfc3339("2023-05-08T13:56:00+00:00").unwrap();
+        let extractors: [&dyn Extractor; 5] = [
+            &HeuristicExtractor,
+            &HeuristicExtractorV2,
+            &HeuristicExtractorV3,
+            &HeuristicExtractorV4,
+            &HeuristicExtractorV5,
+        ];
+        let mut events = 0;
+        for (b, chunk) in turns.chunks(10).enumerate() {
+            let msgs: Vec<(RecordId, Message)> = chunk
+                .iter()
+                .enumerate()
+                .map(|(i, (speaker, text))| {
+                    let position = u64::try_from(b * 10 + i).unwrap();
+                    let mut id = [0u8; 32];
+                    id[..8].copy_from_slice(&position.to_be_bytes());
+                    let role = if i % 2 == 0 {
+                        Role::User
+                    } else {
+                        Role::Assistant
+                    };
+                    let message = Message {
+                        tenant: String::new(),
+                        thread: "t".into(),
+                        external_id: format!("m{position}"),
+                        position,
+                        role,
+                        speaker: Some(speaker.clone()),
+                        content: text.clone(),
+                        tool_calls: vec![],
+                        time,
+                    };
+                    (RecordId(id), message)
+                })
+                .collect();
+            let block = Block {
+                tenant: String::new(),
+                thread: "t".into(),
+                ordinal: u32::try_from(b).unwrap() + 1,
+                start_turn: 1,
+                end_turn: 5,
+                first_position: msgs.first().unwrap().1.position,
+                last_position: msgs.last().unwrap().1.position,
+                messages: msgs.iter().map(|(id, _)| *id).collect(),
+                time,
+                l4: String::new(),
+                l3: String::new(),
+            };
+            let summary = BlockSummary {
+                tenant: String::new(),
+                block: RecordId([9; 32]),
+                title: String::new(),
+                tags: vec![],
+                summary: String::new(),
+                key_points: vec![],
+                should_extract: true,
+            };
+            let analyses = analyse_messages(&msgs);
+            for extractor in extractors {
+                let [raw, carried] = [None, Some(analyses.as_slice())].map(|analyses| {
+                    let target = BlockInput {
+                        id: RecordId([8; 32]),
+                        block: &block,
+                        messages: &msgs,
+                        attempt: 1,
+                        analyses,
+                    };
+                    extractor
+                        .extract(&ExtractionInput {
+                            target,
+                            summary: &summary,
+                            previous_key_points: None,
+                            next_key_points: None,
+                            timeline: &[],
+                        })
+                        .unwrap()
+                });
+                events += raw.events.len();
+                assert_eq!(raw, carried, "{} on block {b}", extractor.id());
+            }
+        }
+        assert!(events > 1000, "{events} events");
+    }
 
     #[test]
     fn third_person_restates_the_speaker() {

@@ -186,6 +186,7 @@ pub(crate) mod testing {
                 block: &self.block,
                 messages,
                 attempt,
+                analyses: None,
             }
         }
     }

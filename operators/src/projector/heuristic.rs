@@ -587,8 +587,8 @@ struct Tok {
     text: String,
     /// Lowercase.
     lower: String,
-    /// Without a possessive `'s`.
-    base: String,
+    /// Length of [`Tok::base`], a prefix of `text`.
+    base_len: usize,
     /// A word (else punctuation).
     word: bool,
     /// Starts with an uppercase letter.
@@ -602,24 +602,25 @@ struct Tok {
 impl Tok {
     fn word(text: String) -> Self {
         let lower = text.to_lowercase();
-        let base = text
+        let stripped = text
             .strip_suffix("'s")
             .or_else(|| text.strip_suffix("'S"))
-            .filter(|b| !b.is_empty())
-            .map(str::to_owned);
+            .filter(|b| !b.is_empty());
         // `it's`, `he's`, `she's`, `let's`… are contractions, not possessives.
-        let possessive = base.is_some() && !STOP_WORDS.contains(&lower.as_str());
+        let possessive = stripped.is_some() && !STOP_WORDS.contains(&lower.as_str());
         let upper = text.chars().next().is_some_and(char::is_uppercase);
-        let base = if possessive {
-            base.unwrap_or_else(|| text.clone())
-        } else {
-            text.clone()
+        let base = match stripped {
+            Some(base) if possessive => base,
+            _ => text.as_str(),
         };
+        // The base of a word that is no possessive is the word, whose
+        // lowercase is `lower`: only a possessive's is folded again.
         let name_word = upper
             && !STOP_WORDS.contains(&lower.as_str())
-            && !STOP_WORDS.contains(&base.to_lowercase().as_str());
+            && (!possessive || !STOP_WORDS.contains(&base.to_lowercase().as_str()));
+        let base_len = base.len();
         Self {
-            base,
+            base_len,
             text,
             lower,
             word: true,
@@ -630,15 +631,21 @@ impl Tok {
     }
 
     fn punct(c: char) -> Self {
+        let text = c.to_string();
         Self {
-            text: c.to_string(),
-            lower: c.to_string(),
-            base: c.to_string(),
+            lower: text.clone(),
+            base_len: text.len(),
+            text,
             word: false,
             upper: false,
             possessive: false,
             name_word: false,
         }
+    }
+
+    /// Without a possessive `'s`.
+    fn base(&self) -> &str {
+        self.text.get(..self.base_len).unwrap_or(&self.text)
     }
 
     fn is_any(&self, words: &(impl Words + ?Sized)) -> bool {
@@ -822,13 +829,13 @@ impl Sent {
         if !first.is_name_word() {
             return None;
         }
-        let mut words = vec![first.base.clone()];
+        let mut words = vec![first.base().to_owned()];
         let mut end = i + 1;
         let mut closed = first.possessive;
         while !closed && words.len() < max {
             match self.tok(end) {
                 Some(t) if t.is_name_word() => {
-                    words.push(t.base.clone());
+                    words.push(t.base().to_owned());
                     closed = t.possessive;
                     end += 1;
                 }
@@ -836,7 +843,7 @@ impl Sent {
                     match self.tok(end + 1) {
                         Some(next) if next.is_name_word() => {
                             words.push(t.text.clone());
-                            words.push(next.base.clone());
+                            words.push(next.base().to_owned());
                             closed = next.possessive;
                             end += 2;
                         }

@@ -1,0 +1,88 @@
+//! A text's analysis as plain data: computed once (by the pipeline, in the
+//! worker that owns the thread) and carried to the operators that read the
+//! same text, so that none of them splits or tokenises it again.
+//!
+//! An [`Analysis`] holds exactly what [`crate::sentences::split`] and
+//! [`crate::tokens::words`] (folded) give for the text: each sentence's byte
+//! span and the folded words of that sentence. It owns its data (no
+//! borrow of the text), so it travels beside the message it was computed
+//! from; [`Analysis::of`] is the one way to build it, and an operator
+//! given one produces what it produces from the raw text.
+//!
+//! ```
+//! let text = "My mentor Dr. Patel joined. She's kind.";
+//! let a = strataflow_text::Analysis::of(text);
+//! let sentences: Vec<&str> = a.sentences.iter().map(|s| s.text(text)).collect();
+//! assert_eq!(sentences, ["My mentor Dr. Patel joined.", "She's kind."]);
+//! assert_eq!(a.sentences[1].words, ["she's", "kind"]);
+//! ```
+
+/// The analysis of one text (see the module docs).
+#[derive(Clone, Default, PartialEq, Eq, Debug)]
+pub struct Analysis {
+    /// The sentences of [`crate::sentences::split`], in order.
+    pub sentences: Vec<AnalysedSentence>,
+}
+
+/// One sentence of an [`Analysis`].
+#[derive(Clone, Default, PartialEq, Eq, Debug)]
+pub struct AnalysedSentence {
+    /// Byte offset of its first character in the text.
+    pub start: usize,
+    /// Byte offset just after its last character.
+    pub end: usize,
+    /// Its words ([`crate::tokens::words`] of the sentence), folded
+    /// ([`crate::Token::folded`]).
+    pub words: Vec<String>,
+}
+
+impl Analysis {
+    /// Splits `text` into sentences and each sentence into folded words.
+    pub fn of(text: &str) -> Self {
+        let sentences = crate::sentences::split(text)
+            .into_iter()
+            .map(|s| AnalysedSentence {
+                start: s.start,
+                end: s.end,
+                words: crate::tokens::words(s.text)
+                    .iter()
+                    .map(crate::Token::folded)
+                    .collect(),
+            })
+            .collect();
+        Self { sentences }
+    }
+}
+
+impl AnalysedSentence {
+    /// The sentence's text in `text` (the text it was computed from; empty
+    /// when the span is not in it).
+    pub fn text<'a>(&self, text: &'a str) -> &'a str {
+        text.get(self.start..self.end).unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
+
+    use super::*;
+
+    #[test]
+    fn an_analysis_is_the_split_and_the_folded_words_of_each_sentence() {
+        let text = "  Hi Mr. Smith!  It’s 3.50 today.\nJ. R. R. Tolkien wrote it ";
+        let a = Analysis::of(text);
+        let split = crate::sentences::split(text);
+        assert_eq!(a.sentences.len(), split.len());
+        for (s, t) in a.sentences.iter().zip(&split) {
+            assert_eq!(s.text(text), t.text);
+            let words: Vec<String> = crate::tokens::words(t.text)
+                .iter()
+                .map(crate::Token::folded)
+                .collect();
+            assert_eq!(s.words, words);
+        }
+        assert_eq!(a.sentences[1].words, ["it's", "3", "50", "today"]);
+        assert_eq!(Analysis::of(""), Analysis::default());
+    }
+}
