@@ -299,19 +299,6 @@ type OperatorRun = (Duration, Duration, u64);
 /// Per profile and mode of the `operators` group: each derivation.
 static OPERATOR_RUNS: Mutex<BTreeMap<&'static str, Vec<OperatorRun>>> = Mutex::new(BTreeMap::new());
 
-/// Process CPU time so far (user + system, every thread, exited ones
-/// included), from `/proc/self/stat` in ticks of 1/100 s (`USER_HZ`);
-/// `None` where there is no such file.
-fn process_cpu() -> Option<Duration> {
-    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
-    // After the command name in parentheses: field 3 (state) onwards;
-    // utime and stime are fields 14 and 15.
-    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
-    let utime: u64 = fields.get(11)?.parse().ok()?;
-    let stime: u64 = fields.get(12)?.parse().ok()?;
-    Some(Duration::from_millis((utime + stime) * 10))
-}
-
 /// An extractor that finds nothing: a profile with it derives only the
 /// summaries.
 struct NoEvents;
@@ -389,13 +376,13 @@ fn time_operators_once(name: &'static str, profile: Option<&str>, summaries: boo
         durability: strataflow::log::Durability::Buffered,
         ..memory.derive_options()
     };
-    let cpu = process_cpu();
+    let cpu = support::process_cpu();
     let start = Instant::now();
     let stats = memory
         .derive(profile, &options, &mut |_| {})
         .expect("derive");
     let took = start.elapsed();
-    let cpu = match (cpu, process_cpu()) {
+    let cpu = match (cpu, support::process_cpu()) {
         (Some(a), Some(b)) => b.saturating_sub(a),
         _ => took,
     };
