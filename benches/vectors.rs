@@ -315,7 +315,10 @@ fn bench_embed(c: &mut Criterion) {
 fn locomo_texts() -> (Vec<String>, Vec<String>) {
     let (mut rows, mut queries) = (Vec::new(), Vec::new());
     for name in ["conv-26", "conv-30"] {
-        let path = format!("{}/tests/data/locomo/{name}.json", env!("CARGO_MANIFEST_DIR"));
+        let path = format!(
+            "{}/tests/data/locomo/{name}.json",
+            env!("CARGO_MANIFEST_DIR")
+        );
         let Ok(text) = std::fs::read_to_string(&path) else {
             continue;
         };
@@ -329,7 +332,12 @@ fn locomo_texts() -> (Vec<String>, Vec<String>) {
                 }
             }
         }
-        for qa in doc.get("qa").and_then(|q| q.as_array()).into_iter().flatten() {
+        for qa in doc
+            .get("qa")
+            .and_then(|q| q.as_array())
+            .into_iter()
+            .flatten()
+        {
             if let Some(q) = qa.get("question").and_then(|q| q.as_str()) {
                 queries.push(q.to_owned());
             }
@@ -359,7 +367,10 @@ fn minilm_recall(local: &LocalEmbedder) {
         let truth = exact.search(q, K, None).unwrap();
         let hits = approx.search(q, K, None).unwrap().unwrap_or_default();
         total += truth.len();
-        found += truth.iter().filter(|t| hits.iter().any(|h| h.id == t.id)).count();
+        found += truth
+            .iter()
+            .filter(|t| hits.iter().any(|h| h.id == t.id))
+            .count();
     }
     note(format!(
         "vectors: all-MiniLM-L6-v2 vectors of {} LoCoMo messages, {} questions as queries: HNSW recall@{K} against exact {:.4}",

@@ -155,7 +155,10 @@ fn a_parallel_build_finds_most_neighbours_too() {
         let truth = exact.search(q, 10, None).unwrap();
         let hits = approx.search(q, 10, None).unwrap().unwrap();
         total += truth.len();
-        found += truth.iter().filter(|t| hits.iter().any(|h| h.id == t.id)).count();
+        found += truth
+            .iter()
+            .filter(|t| hits.iter().any(|h| h.id == t.id))
+            .count();
     }
     assert!(found as f64 / total as f64 > 0.9);
 }
