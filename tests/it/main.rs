@@ -16,6 +16,7 @@ mod crash_pipeline_points;
 mod crash_resume;
 mod default_profile;
 mod dense_derivation;
+mod dense_fusion;
 mod derivation_locomo;
 mod derivation_profiles;
 mod derivation_retries;
