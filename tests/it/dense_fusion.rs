@@ -1,6 +1,6 @@
-//! `search all` with a dense list: the lexical hits that fill the first
-//! `LEXICAL_FIRST_WORDS` words keep their places, and the dense list is
-//! fused below them.
+//! `search all` with a dense list and a budget: the lexical hits that fill
+//! the first `LEXICAL_FIRST_WORDS` words keep their places, and the dense
+//! list is fused below them.
 #![allow(clippy::unwrap_used)]
 
 use crate::support;
@@ -23,7 +23,7 @@ fn search_all_keeps_the_lexical_hits_of_the_first_words_above_the_dense_ones() {
         .unwrap();
     let request = strataflow::SearchRequest {
         query: "train tickets".into(),
-        limit: Some(20),
+        budget: Some(strataflow::LEXICAL_FIRST_WORDS),
         ..Default::default()
     };
     let searcher = memory.default_tenant().searcher(None).unwrap();

@@ -247,8 +247,8 @@ const FUSED_NODE_FACTS: usize = 3;
 /// lists weigh 1 each).
 pub const DENSE_WEIGHT: f64 = 1.0;
 
-/// Words of a fused search filled by the lexical lists alone before the
-/// dense list is fused in: the default budget of a search (`diff
+/// Words of a budgeted fused search filled by the lexical lists alone
+/// before the dense list is fused in: the default budget of a search (`diff
 /// --queries`, `eval locomo`), so that what the query's words find first
 /// stays first and the dense list adds below it (measured in
 /// docs/guides/embeddings.md).
@@ -1073,9 +1073,9 @@ impl Searcher {
     /// [`Searcher::search`] with a dense ranking (record ids of messages and
     /// events, most similar first, from [`Memory::dense_search`]): in
     /// [`Channel::All`] it is a fourth RRF list of the same weight as each
-    /// of the three others, fused below the lexical hits that fill the
-    /// first [`LEXICAL_FIRST_WORDS`] words (those keep the order they have
-    /// without it), used when no participant, type or time filter is given
+    /// of the three others, fused (with a budget) below the lexical hits
+    /// that fill the first [`LEXICAL_FIRST_WORDS`] words (those keep the
+    /// order they have without it), used when no participant, type or time filter is given
     /// (the thread filter applies to it). Other channels ignore it.
     pub fn search_with_dense(
         &self,
@@ -1124,12 +1124,14 @@ impl Searcher {
                 let mut fused: Vec<SearchHit> = Vec::new();
                 let mut covered: Vec<String> = Vec::new();
                 if rankings.len() > 3 {
-                    // The lexical hits that fill the first
+                    // With a budget, the lexical hits that fill the first
                     // LEXICAL_FIRST_WORDS words come first, as without the
                     // dense list; the four lists fused rank what follows.
-                    let lexical = rrf(rankings.get(..3).unwrap_or_default(), RRF_K);
-                    let first = Some(LEXICAL_FIRST_WORDS);
-                    take_fused(lexical, &mut by_ref, &mut covered, &mut fused, first);
+                    if r.budget.is_some() {
+                        let lexical = rrf(rankings.get(..3).unwrap_or_default(), RRF_K);
+                        let first = Some(LEXICAL_FIRST_WORDS);
+                        take_fused(lexical, &mut by_ref, &mut covered, &mut fused, first);
+                    }
                     let weighted: Vec<(Vec<String>, f64)> = rankings
                         .into_iter()
                         .enumerate()
