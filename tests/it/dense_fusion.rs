@@ -37,8 +37,9 @@ fn search_all_keeps_the_lexical_hits_of_the_first_words_above_the_dense_ones() {
         lexical
             .iter()
             .rev()
-            .filter(|h| h.kind != "node")
-            .filter_map(|h| h.target.as_ref().map(|t| t.id)),
+            .filter_map(|h| h.reference.split_once(':'))
+            .filter(|(kind, _)| matches!(*kind, "msg" | "event"))
+            .map(|(_, id)| id.parse::<strataflow::log::RecordId>().unwrap()),
     );
     let fused = searcher
         .search_with_dense(strataflow::Channel::All, &request, &dense)
