@@ -301,31 +301,6 @@ type OperatorRun = (Duration, Duration, Duration, u64);
 /// Per profile and mode of the `operators` group: each derivation.
 static OPERATOR_RUNS: Mutex<BTreeMap<&'static str, Vec<OperatorRun>>> = Mutex::new(BTreeMap::new());
 
-/// CPU time so far of the process (every thread alive now, the log's
-/// background threads included) and of the calling thread, in
-/// nanoseconds, from the scheduler's run time (`/proc/self/task/*/schedstat`,
-/// `/proc/thread-self/schedstat`): a derivation of 40–80 ms is measured to
-/// the microsecond, not in the 10 ms ticks of `/proc/self/stat`. Zero where
-/// there are no such files.
-fn cpu_clocks() -> (Duration, Duration) {
-    let run_time = |path: &Path| -> u64 {
-        std::fs::read_to_string(path)
-            .ok()
-            .and_then(|s| s.split_whitespace().next()?.parse().ok())
-            .unwrap_or(0)
-    };
-    let process: u64 = std::fs::read_dir("/proc/self/task")
-        .map(|tasks| {
-            tasks
-                .flatten()
-                .map(|t| run_time(&t.path().join("schedstat")))
-                .sum()
-        })
-        .unwrap_or(0);
-    let thread = run_time(Path::new("/proc/thread-self/schedstat"));
-    (Duration::from_nanos(process), Duration::from_nanos(thread))
-}
-
 /// An extractor that finds nothing: a profile with it derives only the
 /// summaries.
 struct NoEvents;
@@ -403,13 +378,13 @@ fn time_operators_once(name: &'static str, profile: Option<&str>, summaries: boo
         durability: strataflow::log::Durability::Buffered,
         ..memory.derive_options()
     };
-    let (process, thread) = cpu_clocks();
+    let (process, thread) = support::cpu_clocks();
     let start = Instant::now();
     let stats = memory
         .derive(profile, &options, &mut |_| {})
         .expect("derive");
     let took = start.elapsed();
-    let (process_end, thread_end) = cpu_clocks();
+    let (process_end, thread_end) = support::cpu_clocks();
     assert_eq!(stats.failed_runs, 0, "no operator run fails");
     assert!(stats.events > 0, "the extractor did real work");
     assert_eq!(stats.summaries > 0, !summaries);

@@ -10,12 +10,15 @@
 //! generator (seed 18).
 //!
 //! - `exact`: [`ExactIndex::search`] top 10, every row compared.
-//! - `approximate`: [`ApproxIndex`] (HNSW, `ef_construction` 100,
-//!   `ef_search` 100, built on `STRATAFLOW_BENCH_BUILD_THREADS` threads,
-//!   default 2) top 10; its build time is printed. The graph is built over
-//!   the first `STRATAFLOW_BENCH_APPROX_VECTORS` rows (default all N) and
-//!   searched and compared with exact over those rows only: its build is
-//!   what takes time (minutes per 100 000 rows on 2 cores).
+//! - `approximate`: [`ApproxIndex`] (HNSW of `hnsw_rs`, the default
+//!   [`VectorConfig`]: `connections` 12, `ef_construction` 40, `ef_search`
+//!   100, each overridden by `STRATAFLOW_BENCH_CONNECTIONS`,
+//!   `STRATAFLOW_BENCH_EF_CONSTRUCTION`, `STRATAFLOW_BENCH_EF_SEARCH`),
+//!   built on `STRATAFLOW_BENCH_BUILD_THREADS` threads (default 2; 1 is the
+//!   reproducible build the views use) top 10; its build time (wall and
+//!   the process's CPU) is printed. The graph is built over the first
+//!   `STRATAFLOW_BENCH_APPROX_VECTORS` rows (default all N) and searched and
+//!   compared with exact over those rows only.
 //!
 //! After criterion, the bench prints p50 and p99 of one recall over the
 //! queries for both, and the approximate recall@10 against exact (the share
@@ -24,6 +27,10 @@
 //! written to `PATH.vectors.f32` and `PATH.queries.f32` (little-endian f32
 //! rows) for `scripts/vectors_numpy.py`, which times numpy brute force on
 //! the same vectors.
+//!
+//! Outside `--test`, with the model folder, the default graph's recall@10
+//! against exact is also measured on real all-MiniLM-L6-v2 vectors: the
+//! messages of `tests/data/locomo/` as rows, their questions as queries.
 //!
 //! The `embed` group: texts per second of `word-hash@1` (256 dimensions)
 //! and of `local-embeddings@1` over the reference model folder
@@ -47,6 +54,8 @@ use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_
 use strataflow_embedding_local::{LocalEmbedder, LocalSettings, reference_model_folder};
 use strataflow_materializers::vector::{ApproxIndex, ExactIndex, VectorConfig};
 use strataflow_operators::embedder::{Embedder, WordHash};
+
+mod support;
 
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -111,6 +120,10 @@ fn write_rows(path: &str, rows: &[f32]) {
     f.flush().unwrap();
 }
 
+fn cpu_seconds() -> f64 {
+    support::process_cpu().map_or(0.0, |d| d.as_secs_f64())
+}
+
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
     let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
     sorted[i.min(sorted.len() - 1)]
@@ -138,13 +151,20 @@ fn bench_recall(c: &mut Criterion) {
         exact.insert(i as u32, row).unwrap();
     }
     drop(rows);
-    let threads = std::env::var("STRATAFLOW_BENCH_BUILD_THREADS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(2);
+    let env = |name: &str, default: usize| {
+        std::env::var(name)
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(default)
+    };
+    let threads = env("STRATAFLOW_BENCH_BUILD_THREADS", 2);
+    let defaults = VectorConfig::default();
     let config = VectorConfig {
         build_threads: threads,
-        ..VectorConfig::default()
+        connections: env("STRATAFLOW_BENCH_CONNECTIONS", defaults.connections),
+        ef_construction: env("STRATAFLOW_BENCH_EF_CONSTRUCTION", defaults.ef_construction),
+        ef_search: env("STRATAFLOW_BENCH_EF_SEARCH", defaults.ef_search),
+        ..defaults
     };
     let m = std::env::var("STRATAFLOW_BENCH_APPROX_VECTORS")
         .ok()
@@ -162,11 +182,15 @@ fn bench_recall(c: &mut Criterion) {
         None
     };
     let truth_index = subset.as_ref().unwrap_or(&exact);
-    let start = Instant::now();
+    let (start, cpu) = (Instant::now(), cpu_seconds());
     let approx = ApproxIndex::build(truth_index, &config).unwrap();
     note(format!(
-        "vectors: HNSW build of {m} x {DIMS} on {threads} threads: {:.1} s",
-        start.elapsed().as_secs_f64()
+        "vectors: HNSW build of {m} x {DIMS} on {threads} threads (connections {}, ef_construction {}, ef_search {}): {:.1} s, {:.1} s of CPU",
+        config.connections,
+        config.ef_construction,
+        config.ef_search,
+        start.elapsed().as_secs_f64(),
+        cpu_seconds() - cpu
     ));
 
     let qs: Vec<&[f32]> = queries.chunks_exact(DIMS).collect();
@@ -272,6 +296,9 @@ fn bench_embed(c: &mut Criterion) {
             let local = LocalEmbedder::load(&LocalSettings::new(folder)).unwrap();
             group.bench_function("local_minilm", |b| b.iter(|| local.embed(&refs).unwrap()));
             let rate = timed(&local);
+            if !test_mode() {
+                minilm_recall(&local);
+            }
             note(format!(
                 "embed: local-embeddings@1 ({}): {rate:.1} texts/s on {} threads; word-hash@1 is {:.0}x faster",
                 local.label().name,
@@ -281,6 +308,76 @@ fn bench_embed(c: &mut Criterion) {
         }
     }
     group.finish();
+}
+
+/// The messages (rows) and questions (queries) of the LoCoMo files in
+/// `tests/data/locomo/`.
+fn locomo_texts() -> (Vec<String>, Vec<String>) {
+    let (mut rows, mut queries) = (Vec::new(), Vec::new());
+    for name in ["conv-26", "conv-30"] {
+        let path = format!(
+            "{}/tests/data/locomo/{name}.json",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+        for (key, value) in doc.as_object().into_iter().flatten() {
+            if key.starts_with("session_") && !key.ends_with("date_time") {
+                for turn in value.as_array().into_iter().flatten() {
+                    if let Some(t) = turn.get("text").and_then(|t| t.as_str()) {
+                        rows.push(t.to_owned());
+                    }
+                }
+            }
+        }
+        for qa in doc
+            .get("qa")
+            .and_then(|q| q.as_array())
+            .into_iter()
+            .flatten()
+        {
+            if let Some(q) = qa.get("question").and_then(|q| q.as_str()) {
+                queries.push(q.to_owned());
+            }
+        }
+    }
+    (rows, queries)
+}
+
+/// The graph's recall@10 against exact on real all-MiniLM-L6-v2 vectors:
+/// the LoCoMo messages as rows, their questions as queries.
+fn minilm_recall(local: &LocalEmbedder) {
+    let (rows, queries) = locomo_texts();
+    let embed = |texts: &[String]| -> Vec<Vec<f32>> {
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        refs.chunks(64)
+            .flat_map(|chunk| local.embed(chunk).unwrap())
+            .collect()
+    };
+    let (vectors, asked) = (embed(&rows), embed(&queries));
+    let mut exact = ExactIndex::new(DIMS);
+    for (i, v) in vectors.iter().enumerate() {
+        exact.insert(i as u32, v).unwrap();
+    }
+    let approx = ApproxIndex::build(&exact, &VectorConfig::default()).unwrap();
+    let (mut found, mut total) = (0usize, 0usize);
+    for q in &asked {
+        let truth = exact.search(q, K, None).unwrap();
+        let hits = approx.search(q, K, None).unwrap().unwrap_or_default();
+        total += truth.len();
+        found += truth
+            .iter()
+            .filter(|t| hits.iter().any(|h| h.id == t.id))
+            .count();
+    }
+    note(format!(
+        "vectors: all-MiniLM-L6-v2 vectors of {} LoCoMo messages, {} questions as queries: HNSW recall@{K} against exact {:.4}",
+        vectors.len(),
+        asked.len(),
+        found as f64 / total.max(1) as f64
+    ));
 }
 
 fn summary(_: &mut Criterion) {

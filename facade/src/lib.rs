@@ -31,7 +31,9 @@ pub use memory::{
     ModelCallTotals, OperatorPlan, OperatorStatus, ProfileError, ProfileEvents, QueryError, Stats,
     ThreadBlocks,
 };
-pub use memory::{Channel, SearchHit, SearchRequest, SearchResponse, Searcher, TenantStats};
+pub use memory::{
+    Channel, LEXICAL_FIRST_WORDS, SearchHit, SearchRequest, SearchResponse, Searcher, TenantStats,
+};
 pub use memory::{
     ContextOptions, EventsQuery, ExpandOptions, SearchOptions, TenantMemory, ViewsOptions,
 };

@@ -18,6 +18,7 @@ mod crash_resume;
 mod default_profile;
 mod dense_derivation;
 mod dense_view;
+mod dense_fusion;
 mod derivation_locomo;
 mod derivation_profiles;
 mod derivation_retries;

@@ -49,7 +49,9 @@ pub use keyed::{
 };
 pub use models::ModelCallTotals;
 pub use plan::{DerivationPlan, OperatorPlan};
-pub use search::{Channel, SearchHit, SearchRequest, SearchResponse, Searcher};
+pub use search::{
+    Channel, LEXICAL_FIRST_WORDS, SearchHit, SearchRequest, SearchResponse, Searcher,
+};
 pub use tenant::{
     ContextOptions, EventsQuery, ExpandOptions, SearchOptions, TenantMemory, ViewsOptions,
 };

@@ -247,6 +247,13 @@ const FUSED_NODE_FACTS: usize = 3;
 /// lists weigh 1 each).
 pub const DENSE_WEIGHT: f64 = 1.0;
 
+/// Words of a budgeted fused search filled by the lexical lists alone
+/// before the dense list is fused in: the default budget of a search (`diff
+/// --queries`, `eval locomo`), so that what the query's words find first
+/// stays first and the dense list adds below it (measured in
+/// docs/guides/embeddings.md).
+pub const LEXICAL_FIRST_WORDS: usize = crate::eval::query_diff::DEFAULT_QUERY_BUDGET;
+
 /// Name of the persisted search view (the first part of its key).
 pub const SEARCH_VIEW: &str = "search";
 
@@ -594,6 +601,41 @@ fn changes_search_views(kind: RecordKind) -> bool {
         | RecordKind::Embedding
         | RecordKind::KeyedMemory
         | RecordKind::MemoryPurge => false,
+    }
+}
+
+/// Moves the hits of `ranks` (fused RRF scores, best first) from `by_ref`
+/// to the end of `fused`, skipping those whose messages `covered` already
+/// holds; with `words`, stops before the first hit that would take the
+/// fused hits past that many words (what is left stays in `by_ref`).
+fn take_fused(
+    ranks: Vec<(String, f64)>,
+    by_ref: &mut BTreeMap<String, SearchHit>,
+    covered: &mut Vec<String>,
+    fused: &mut Vec<SearchHit>,
+    words: Option<usize>,
+) {
+    let mut used: usize = fused.iter().map(|h| h.words).sum();
+    for (reference, score) in ranks {
+        let Some(h) = by_ref.get(&reference) else {
+            continue;
+        };
+        if !h.source_messages.is_empty() && h.source_messages.iter().all(|m| covered.contains(m)) {
+            by_ref.remove(&reference);
+            continue;
+        }
+        if words.is_some_and(|limit| used + h.words > limit) {
+            break;
+        }
+        let Some(mut h) = by_ref.remove(&reference) else {
+            continue;
+        };
+        if h.kind != "node" {
+            covered.extend(h.source_messages.iter().cloned());
+        }
+        used += h.words;
+        h.score = score;
+        fused.push(h);
     }
 }
 
@@ -1031,8 +1073,10 @@ impl Searcher {
     /// [`Searcher::search`] with a dense ranking (record ids of messages and
     /// events, most similar first, from [`Memory::dense_search`]): in
     /// [`Channel::All`] it is a fourth RRF list of the same weight as each
-    /// of the three others, used when no participant, type or time filter
-    /// is given (the thread filter applies to it). Other channels ignore it.
+    /// of the three others, fused (with a budget) below the lexical hits
+    /// that fill the first [`LEXICAL_FIRST_WORDS`] words (those keep the
+    /// order they have without it), used when no participant, type or time filter is given
+    /// (the thread filter applies to it). Other channels ignore it.
     pub fn search_with_dense(
         &self,
         channel: Channel,
@@ -1079,29 +1123,25 @@ impl Searcher {
                 // so a node never covers them for later hits.
                 let mut fused: Vec<SearchHit> = Vec::new();
                 let mut covered: Vec<String> = Vec::new();
-                let fused_ranks = if rankings.len() > 3 {
+                if rankings.len() > 3 {
+                    // With a budget, the lexical hits that fill the first
+                    // LEXICAL_FIRST_WORDS words come first, as without the
+                    // dense list; the four lists fused rank what follows.
+                    if r.budget.is_some() {
+                        let lexical = rrf(rankings.get(..3).unwrap_or_default(), RRF_K);
+                        let first = Some(LEXICAL_FIRST_WORDS);
+                        take_fused(lexical, &mut by_ref, &mut covered, &mut fused, first);
+                    }
                     let weighted: Vec<(Vec<String>, f64)> = rankings
                         .into_iter()
                         .enumerate()
                         .map(|(i, r)| (r, if i == 3 { DENSE_WEIGHT } else { 1.0 }))
                         .collect();
-                    rrf_weighted(&weighted, RRF_K)
+                    let all = rrf_weighted(&weighted, RRF_K);
+                    take_fused(all, &mut by_ref, &mut covered, &mut fused, None);
                 } else {
-                    rrf(&rankings, RRF_K)
-                };
-                for (reference, score) in fused_ranks {
-                    if let Some(mut h) = by_ref.remove(&reference) {
-                        let new = h.source_messages.is_empty()
-                            || h.source_messages.iter().any(|m| !covered.contains(m));
-                        if !new {
-                            continue;
-                        }
-                        if h.kind != "node" {
-                            covered.extend(h.source_messages.iter().cloned());
-                        }
-                        h.score = score;
-                        fused.push(h);
-                    }
+                    let lexical = rrf(&rankings, RRF_K);
+                    take_fused(lexical, &mut by_ref, &mut covered, &mut fused, None);
                 }
                 if r.budget.is_none() {
                     fused.truncate(r.limit.unwrap_or(8).clamp(1, 60));

@@ -5,9 +5,10 @@
 //!   insert and kept contiguous (`dims` f32 per row), so cosine is a dot
 //!   product computed by a plain loop over eight lanes that the compiler
 //!   vectorises; the same rows and query give the same answer bit for bit.
-//! - [`ApproxIndex`]: an HNSW graph (`instant-distance`) over the same rows,
-//!   built from a seed on a pool of `build_threads` threads (1: the same
-//!   graph every run). It can miss a near neighbour; the bench
+//! - [`ApproxIndex`]: an HNSW graph (`hnsw_rs`) over the same rows, the
+//!   rows inserted in order (the same graph every run; more than one
+//!   `build_threads` is faster, not reproducible). It can miss a near
+//!   neighbour; the bench
 //!   `benches/vectors.rs` measures its recall@10 against exact.
 //! - [`VectorIndex`]: exact, plus the approximate graph when it holds more
 //!   than [`VectorConfig::approximate_above`] rows.
@@ -18,7 +19,6 @@
 
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BinaryHeap};
-use std::sync::Arc;
 
 /// Why a vector was not inserted or searched.
 #[derive(Clone, PartialEq, Eq, Debug, thiserror::Error)]
@@ -62,9 +62,10 @@ pub struct VectorConfig {
     /// Candidates kept while searching (HNSW `ef_search`); a search for more
     /// than this many hits is exact.
     pub ef_search: usize,
-    /// Seed of the layer assignment.
-    pub seed: u64,
-    /// Threads building the graph; 1 builds the same graph every run.
+    /// Links kept per row and layer (HNSW `M`, 2..=256).
+    pub connections: usize,
+    /// Threads building the graph; 1 (rows inserted in order) builds the
+    /// same graph every run, more do not.
     pub build_threads: usize,
 }
 
@@ -72,9 +73,9 @@ impl Default for VectorConfig {
     fn default() -> Self {
         Self {
             approximate_above: 50_000,
-            ef_construction: 100,
+            ef_construction: 40,
             ef_search: 100,
-            seed: 17,
+            connections: 12,
             build_threads: 1,
         }
     }
@@ -333,34 +334,21 @@ impl<Id: Ord + Clone> ExactIndex<Id> {
     }
 }
 
-/// A point of the HNSW graph: one row of the shared unit rows.
-#[derive(Clone)]
-struct Row {
-    rows: Arc<[f32]>,
-    start: usize,
-    dims: usize,
-}
+/// Cosine distance of unit rows (1 − dot), never negative nor NaN.
+#[derive(Clone, Copy, Default, Debug)]
+struct UnitCosine;
 
-impl Row {
-    fn values(&self) -> &[f32] {
-        self.rows
-            .get(self.start..self.start + self.dims)
-            .unwrap_or_default()
+impl hnsw_rs::prelude::Distance<f32> for UnitCosine {
+    fn eval(&self, a: &[f32], b: &[f32]) -> f32 {
+        (1.0 - dot(a, b)).max(0.0)
     }
 }
 
-impl instant_distance::Point for Row {
-    fn distance(&self, other: &Self) -> f32 {
-        // Cosine distance of unit rows, never NaN.
-        (1.0 - dot(self.values(), other.values())).max(0.0)
-    }
-}
-
-/// An HNSW graph over a copy of an exact index's rows.
+/// An HNSW graph (`hnsw_rs`) over a copy of an exact index's rows.
 pub struct ApproxIndex<Id> {
     dims: usize,
     ids: Vec<Id>,
-    hnsw: instant_distance::Hnsw<Row>,
+    hnsw: hnsw_rs::hnsw::Hnsw<'static, f32, UnitCosine>,
     ef_search: usize,
 }
 
@@ -373,30 +361,52 @@ impl<Id> std::fmt::Debug for ApproxIndex<Id> {
     }
 }
 
+/// Most layers of a graph (`hnsw_rs`' limit).
+const MAX_LAYERS: usize = 16;
+
 impl<Id: Ord + Clone + Send + Sync> ApproxIndex<Id> {
-    /// Builds the graph over `exact`'s rows with `config`'s parameters.
+    /// Builds the graph over `exact`'s rows with `config`'s parameters:
+    /// rows inserted one after the other in the index's order (the same
+    /// graph every run), or on `build_threads` threads when more than 1
+    /// (faster; the graph, hence an answer, may then differ between runs).
     ///
     /// # Errors
-    /// [`VectorError::Build`] when the build's thread pool cannot start.
+    /// [`VectorError::Build`] when the build's thread pool cannot start or
+    /// `connections` is not in 2..=256.
     pub fn build(exact: &ExactIndex<Id>, config: &VectorConfig) -> Result<Self, VectorError> {
-        let rows: Arc<[f32]> = Arc::from(exact.rows.as_slice());
+        if !(2..=256).contains(&config.connections) {
+            return Err(VectorError::Build(format!(
+                "connections must be in 2..=256, not {}",
+                config.connections
+            )));
+        }
         let dims = exact.dims;
-        let points: Vec<Row> = (0..exact.len())
-            .map(|i| Row {
-                rows: Arc::clone(&rows),
-                start: i * dims,
-                dims,
-            })
-            .collect();
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(config.build_threads.max(1))
-            .build()
-            .map_err(|e| VectorError::Build(e.to_string()))?;
-        let builder = instant_distance::Builder::default()
-            .seed(config.seed)
-            .ef_construction(config.ef_construction)
-            .ef_search(config.ef_search);
-        let (hnsw, _) = pool.install(|| builder.build_hnsw(points));
+        let hnsw = hnsw_rs::hnsw::Hnsw::new(
+            config.connections,
+            exact.len().max(1),
+            MAX_LAYERS,
+            config.ef_construction.max(1),
+            UnitCosine,
+        );
+        if dims > 0 {
+            let rows: Vec<(&[f32], usize)> = exact
+                .rows
+                .chunks_exact(dims)
+                .enumerate()
+                .map(|(i, row)| (row, i))
+                .collect();
+            if config.build_threads > 1 {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(config.build_threads)
+                    .build()
+                    .map_err(|e| VectorError::Build(e.to_string()))?;
+                pool.install(|| hnsw.parallel_insert_slice(&rows));
+            } else {
+                for row in rows {
+                    hnsw.insert_slice(row);
+                }
+            }
+        }
         Ok(Self {
             dims,
             ids: exact.ids.clone(),
@@ -432,21 +442,25 @@ impl<Id: Ord + Clone + Send + Sync> ApproxIndex<Id> {
         if k > self.ef_search {
             return Ok(None);
         }
-        let point = Row {
-            rows: Arc::from(query.as_slice()),
-            start: 0,
-            dims: self.dims,
+        let keep = |row: &usize| {
+            self.ids
+                .get(*row)
+                .is_some_and(|id| filter.is_none_or(|keep| keep(id)))
         };
-        let mut search = instant_distance::Search::default();
+        let found = self.hnsw.search_filter(
+            &query,
+            self.ef_search,
+            self.ef_search,
+            filter.map(|_| &keep as &dyn hnsw_rs::prelude::FilterT),
+        );
         let mut top = TopK::new(k);
         let mut kept = 0usize;
-        for item in self.hnsw.search(&point, &mut search) {
-            let Some(id) = self.ids.get(item.point.start / self.dims.max(1)) else {
-                continue;
-            };
-            if filter.is_none_or(|keep| keep(id)) {
+        for n in &found {
+            if let Some(id) = self.ids.get(n.d_id)
+                && keep(&n.d_id)
+            {
                 kept += 1;
-                top.offer(dot(&query, item.point.values()), id);
+                top.offer(1.0 - n.distance, id);
             }
         }
         Ok((kept >= k.min(self.ids.len())).then(|| top.hits()))

@@ -120,3 +120,45 @@ fn the_approximate_index_finds_most_neighbours_the_same_way_every_build() {
         exact.search(&queries[0], 200, None).unwrap()
     );
 }
+
+#[test]
+fn connections_outside_two_to_256_are_refused() {
+    let mut exact = ExactIndex::new(2);
+    exact.insert(1u32, &[1.0, 0.0]).unwrap();
+    for connections in [0, 1, 257] {
+        let config = VectorConfig {
+            connections,
+            ..VectorConfig::default()
+        };
+        assert!(matches!(
+            ApproxIndex::build(&exact, &config),
+            Err(VectorError::Build(_))
+        ));
+    }
+}
+
+#[test]
+fn a_parallel_build_finds_most_neighbours_too() {
+    let data = vectors(1500, 8, 43);
+    let mut exact = ExactIndex::new(8);
+    for (i, v) in data.iter().enumerate() {
+        exact.insert(i as u32, v).unwrap();
+    }
+    let config = VectorConfig {
+        build_threads: 2,
+        ..VectorConfig::default()
+    };
+    let approx = ApproxIndex::build(&exact, &config).unwrap();
+    assert_eq!(approx.len(), 1500);
+    let (mut found, mut total) = (0, 0);
+    for q in &vectors(30, 8, 98) {
+        let truth = exact.search(q, 10, None).unwrap();
+        let hits = approx.search(q, 10, None).unwrap().unwrap();
+        total += truth.len();
+        found += truth
+            .iter()
+            .filter(|t| hits.iter().any(|h| h.id == t.id))
+            .count();
+    }
+    assert!(found as f64 / total as f64 > 0.9);
+}
