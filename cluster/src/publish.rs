@@ -10,8 +10,21 @@
 //! content) is skipped, and the same id with other content is refused like
 //! a conflict with the local log. A message counts as acknowledged once
 //! JetStream's publish ack arrives (stored with its replicas).
+//!
+//! Order per thread holds by construction: at most one publish per thread
+//! is unacknowledged at a time (publishes of different threads are
+//! pipelined, up to [`IN_FLIGHT`]), and a publish that fails or times out
+//! (a server killed, a leader election) is sent again, the same message
+//! with the same `Nats-Msg-Id`, with bounded backoff until
+//! [`PublishOptions::publish_timeout`] has passed since its first failure;
+//! the client reconnects to another server meanwhile. A retried publish
+//! that had in fact been stored is dropped by JetStream as a duplicate, and
+//! the next message of its thread is only sent once it is acknowledged, so
+//! a failure can never put a later message of a thread before an earlier
+//! one.
 
 use std::collections::{HashMap, VecDeque};
+use std::time::{Duration, Instant};
 
 use async_nats::jetstream::{self, context::PublishAckFuture};
 use strataflow_log::envelope::{decode, encode_with_id};
@@ -22,8 +35,20 @@ use strataflow_pipeline::source::{InputError, MessageInput};
 
 use crate::{ClusterError, Connection, Subjects};
 
-/// Publish acks awaited at most this many at once.
-const IN_FLIGHT: usize = 512;
+/// Publish acks awaited at most this many at once (each of another
+/// thread).
+pub const IN_FLIGHT: usize = 512;
+
+/// The first wait before a publish is sent again; it doubles up to
+/// [`MAX_BACKOFF`].
+const FIRST_BACKOFF: Duration = Duration::from_millis(50);
+
+/// The longest wait between two attempts of one publish.
+const MAX_BACKOFF: Duration = Duration::from_secs(2);
+
+/// How long a publish (or a read of a thread) is retried after its first
+/// failure, unless `--publish-timeout` says otherwise.
+pub const DEFAULT_PUBLISH_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// What a publication did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -36,8 +61,11 @@ pub struct PublishReport {
     pub replicas: usize,
     /// Messages the stream stored.
     pub published: u64,
-    /// Messages JetStream dropped as duplicates (same id in its window).
+    /// Messages JetStream dropped as duplicates (same id in its window) on
+    /// their first attempt.
     pub duplicates: u64,
+    /// Attempts sent again after a failed or timed-out publish (or read).
+    pub retries: u64,
     /// Messages skipped: repeated in the input or already in the stream.
     pub already_stored: u64,
     /// Items rejected (with `--skip-invalid`).
@@ -53,6 +81,9 @@ pub struct PublishOptions {
     pub partitions: u32,
     /// Replicas if it is created here (default: 3 on a cluster, else 1).
     pub replicas: Option<usize>,
+    /// How long a failed publish is retried before the publication stops
+    /// with its error ([`DEFAULT_PUBLISH_TIMEOUT`] by default).
+    pub publish_timeout: Duration,
 }
 
 /// Validates a source and publishes its messages; returns once every
@@ -79,6 +110,8 @@ pub fn publish(
         partitions,
         threads: HashMap::new(),
         pending: VecDeque::new(),
+        publish_timeout: options.publish_timeout,
+        retries: 0,
         counters: IngestStats::default(),
         report: PublishReport::default(),
     };
@@ -86,6 +119,7 @@ pub fn publish(
         .map_err(Box::new)?;
     while sink.settle_one().map_err(boxed)? {}
     let mut report = sink.report;
+    report.retries = sink.retries;
     report.stream = sink.subjects.stream();
     report.partitions = partitions;
     report.replicas = replicas;
@@ -107,6 +141,17 @@ fn boxed(e: ClusterError) -> Box<IngestError> {
 struct ThreadLog {
     next_position: u64,
     by_external_id: HashMap<String, Message>,
+    /// Whether a publish of this thread awaits its ack.
+    in_flight: bool,
+}
+
+/// A publish awaiting its ack, with what it takes to send it again.
+struct Pending {
+    thread: (String, String),
+    subject: String,
+    id: String,
+    payload: Vec<u8>,
+    ack: Result<PublishAckFuture, jetstream::context::PublishError>,
 }
 
 struct JetStreamSink<'c> {
@@ -115,9 +160,17 @@ struct JetStreamSink<'c> {
     subjects: Subjects,
     partitions: u32,
     threads: HashMap<(String, String), ThreadLog>,
-    pending: VecDeque<PublishAckFuture>,
+    pending: VecDeque<Pending>,
+    publish_timeout: Duration,
+    retries: u64,
     counters: IngestStats,
     report: PublishReport,
+}
+
+/// Whether an error of a publish may pass when it is sent again.
+fn transient(e: &jetstream::context::PublishError) -> bool {
+    use jetstream::context::PublishErrorKind as K;
+    !matches!(e.kind(), K::MaxPayloadExceeded)
 }
 
 impl JetStreamSink<'_> {
@@ -132,10 +185,11 @@ impl JetStreamSink<'_> {
         Ok(self.threads.entry(key).or_default())
     }
 
-    fn read_thread(&self, tenant: &str, thread: &str) -> Result<ThreadLog, ClusterError> {
+    fn read_thread(&mut self, tenant: &str, thread: &str) -> Result<ThreadLog, ClusterError> {
         let subject = self.subjects.thread(self.partitions, tenant, thread);
         let mut log = ThreadLog::default();
         let mut sequence = 1u64;
+        let mut failing: Option<(Instant, Duration)> = None;
         loop {
             let got = self.connection.runtime.block_on(
                 self.stream
@@ -152,8 +206,22 @@ impl JetStreamSink<'_> {
                 {
                     break;
                 }
-                Err(e) => return Err(ClusterError::js(format!("read {subject}"), e)),
+                Err(e) => {
+                    // A server killed or a leader election: ask again.
+                    let (since, backoff) = failing.get_or_insert((Instant::now(), FIRST_BACKOFF));
+                    if since.elapsed() >= self.publish_timeout {
+                        return Err(ClusterError::js(
+                            format!("read {subject} (retried for {:?})", self.publish_timeout),
+                            e,
+                        ));
+                    }
+                    self.pause(*backoff);
+                    *backoff = (*backoff * 2).min(MAX_BACKOFF);
+                    self.retries += 1;
+                    continue;
+                }
             };
+            failing = None;
             let m = message_of(&self.subjects.stream(), &message)?;
             log.next_position = log.next_position.max(m.position + 1);
             log.by_external_id.insert(m.external_id.clone(), m);
@@ -162,22 +230,82 @@ impl JetStreamSink<'_> {
         Ok(log)
     }
 
+    /// Waits on the client's runtime, which meanwhile keeps reconnecting.
+    fn pause(&self, wait: Duration) {
+        // The sleep is made inside the runtime (it needs its timer).
+        self.connection
+            .runtime
+            .block_on(async { tokio::time::sleep(wait).await });
+    }
+
     /// Awaits the oldest publish ack; false when none is pending.
     fn settle_one(&mut self) -> Result<bool, ClusterError> {
-        let Some(ack) = self.pending.pop_front() else {
+        let Some(pending) = self.pending.pop_front() else {
             return Ok(false);
         };
-        let ack = self
-            .connection
-            .runtime
-            .block_on(ack.into_future())
-            .map_err(|e| ClusterError::js("publish ack", e))?;
-        if ack.duplicate {
+        self.settle(pending)?;
+        Ok(true)
+    }
+
+    /// Awaits the pending publish of a thread, if there is one.
+    fn settle_thread(&mut self, thread: &(String, String)) -> Result<(), ClusterError> {
+        if let Some(at) = self.pending.iter().position(|p| &p.thread == thread)
+            && let Some(pending) = self.pending.remove(at)
+        {
+            self.settle(pending)?;
+        }
+        Ok(())
+    }
+
+    /// Awaits one publish's ack, sending it again (same message, same
+    /// `Nats-Msg-Id`) after a failure, with backoff, until the publish
+    /// timeout has passed since the first failure.
+    fn settle(&mut self, mut pending: Pending) -> Result<(), ClusterError> {
+        let mut failing: Option<(Instant, Duration)> = None;
+        let ack = loop {
+            let got = match pending.ack {
+                Ok(ack) => self.connection.runtime.block_on(ack.into_future()),
+                Err(e) => Err(e),
+            };
+            let e = match got {
+                Ok(ack) => break ack,
+                Err(e) => e,
+            };
+            let (since, backoff) = failing.get_or_insert((Instant::now(), FIRST_BACKOFF));
+            if !transient(&e) || since.elapsed() >= self.publish_timeout {
+                return Err(ClusterError::js(
+                    format!(
+                        "publish to {} (message id {}, retried for {:?})",
+                        pending.subject,
+                        pending.id,
+                        since.elapsed()
+                    ),
+                    e,
+                ));
+            }
+            self.pause(*backoff);
+            *backoff = (*backoff * 2).min(MAX_BACKOFF);
+            self.retries += 1;
+            let publish = jetstream::message::PublishMessage::build()
+                .payload(pending.payload.clone().into())
+                .message_id(pending.id.clone());
+            pending.ack = self.connection.runtime.block_on(
+                self.connection
+                    .context
+                    .send_publish(pending.subject.clone(), publish),
+            );
+        };
+        // A duplicate on a later attempt is this run's own earlier attempt,
+        // stored although its ack was lost.
+        if ack.duplicate && failing.is_none() {
             self.report.duplicates += 1;
         } else {
             self.report.published += 1;
         }
-        Ok(true)
+        if let Some(log) = self.threads.get_mut(&pending.thread) {
+            log.in_flight = false;
+        }
+        Ok(())
     }
 }
 
@@ -211,21 +339,40 @@ impl LogSink for JetStreamSink<'_> {
             self.counters.already_stored += 1;
             return Ok(());
         }
+        let key = (input.tenant.clone(), input.thread.clone());
+        if log.in_flight {
+            // One unacknowledged publish per thread: the previous message
+            // of this thread is stored before this one is sent.
+            self.settle_thread(&key).map_err(sink_error)?;
+        }
+        let log = self
+            .thread(&input.tenant, &input.thread)
+            .map_err(sink_error)?;
         let message = input.to_message(log.next_position);
         log.next_position += 1;
+        log.in_flight = true;
         let (id, bytes) = encode_with_id(&Record::Message(message.clone()))
             .map_err(|e| IngestError::Sink(Box::new(e)))?;
         log.by_external_id
             .insert(message.external_id.clone(), message);
+        let payload = bytes;
+        let id = id.to_string();
         let publish = jetstream::message::PublishMessage::build()
-            .payload(bytes.into())
-            .message_id(id.to_string());
-        let ack = self
-            .connection
-            .runtime
-            .block_on(self.connection.context.send_publish(subject, publish))
-            .map_err(|e| sink_error(ClusterError::js("publish", e)))?;
-        self.pending.push_back(ack);
+            .payload(payload.clone().into())
+            .message_id(id.clone());
+        // A failure to send is retried when the ack is awaited.
+        let ack = self.connection.runtime.block_on(
+            self.connection
+                .context
+                .send_publish(subject.clone(), publish),
+        );
+        self.pending.push_back(Pending {
+            thread: key,
+            subject,
+            id,
+            payload,
+            ack,
+        });
         if self.pending.len() >= IN_FLIGHT {
             self.settle_one().map_err(sink_error)?;
         }
