@@ -13,7 +13,8 @@
 //!
 //! Order per thread holds by construction: at most one publish per thread
 //! is unacknowledged at a time (publishes of different threads are
-//! pipelined, up to [`IN_FLIGHT`]), and a publish that fails or times out
+//! pipelined, up to [`IN_FLIGHT`]; a message whose thread has one waits,
+//! up to 8192 in all, while the input is read on), and a publish that fails or times out
 //! (a server killed, a leader election) is sent again, the same message
 //! with the same `Nats-Msg-Id`, with bounded backoff until
 //! [`PublishOptions::publish_timeout`] has passed since its first failure;
@@ -38,6 +39,10 @@ use crate::{ClusterError, Connection, Subjects};
 /// Publish acks awaited at most this many at once (each of another
 /// thread).
 pub const IN_FLIGHT: usize = 512;
+
+/// Messages held at most, in all, behind their thread's unacknowledged
+/// publish, before the input is read on.
+const MAX_HELD: usize = 8192;
 
 /// The first wait before a publish is sent again; it doubles up to
 /// [`MAX_BACKOFF`].
@@ -110,6 +115,7 @@ pub fn publish(
         partitions,
         threads: HashMap::new(),
         pending: VecDeque::new(),
+        held: 0,
         publish_timeout: options.publish_timeout,
         retries: 0,
         counters: IngestStats::default(),
@@ -143,14 +149,21 @@ struct ThreadLog {
     by_external_id: HashMap<String, Message>,
     /// Whether a publish of this thread awaits its ack.
     in_flight: bool,
+    /// Its next messages, held until that ack arrives.
+    waiting: VecDeque<Outgoing>,
 }
 
-/// A publish awaiting its ack, with what it takes to send it again.
-struct Pending {
-    thread: (String, String),
+/// A message to publish: what it takes to send it (again).
+struct Outgoing {
     subject: String,
     id: String,
     payload: Vec<u8>,
+}
+
+/// A publish awaiting its ack.
+struct Pending {
+    thread: (String, String),
+    out: Outgoing,
     ack: Result<PublishAckFuture, jetstream::context::PublishError>,
 }
 
@@ -161,6 +174,8 @@ struct JetStreamSink<'c> {
     partitions: u32,
     threads: HashMap<(String, String), ThreadLog>,
     pending: VecDeque<Pending>,
+    /// Messages held behind their thread's unacknowledged publish.
+    held: usize,
     publish_timeout: Duration,
     retries: u64,
     counters: IngestStats,
@@ -247,14 +262,18 @@ impl JetStreamSink<'_> {
         Ok(true)
     }
 
-    /// Awaits the pending publish of a thread, if there is one.
-    fn settle_thread(&mut self, thread: &(String, String)) -> Result<(), ClusterError> {
-        if let Some(at) = self.pending.iter().position(|p| &p.thread == thread)
-            && let Some(pending) = self.pending.remove(at)
-        {
-            self.settle(pending)?;
-        }
-        Ok(())
+    /// Sends a message (a failure to send is retried when its ack is
+    /// awaited).
+    fn send(&mut self, thread: (String, String), out: Outgoing) {
+        let publish = jetstream::message::PublishMessage::build()
+            .payload(out.payload.clone().into())
+            .message_id(out.id.clone());
+        let ack = self.connection.runtime.block_on(
+            self.connection
+                .context
+                .send_publish(out.subject.clone(), publish),
+        );
+        self.pending.push_back(Pending { thread, out, ack });
     }
 
     /// Awaits one publish's ack, sending it again (same message, same
@@ -276,8 +295,8 @@ impl JetStreamSink<'_> {
                 return Err(ClusterError::js(
                     format!(
                         "publish to {} (message id {}, retried for {:?})",
-                        pending.subject,
-                        pending.id,
+                        pending.out.subject,
+                        pending.out.id,
                         since.elapsed()
                     ),
                     e,
@@ -287,12 +306,12 @@ impl JetStreamSink<'_> {
             *backoff = (*backoff * 2).min(MAX_BACKOFF);
             self.retries += 1;
             let publish = jetstream::message::PublishMessage::build()
-                .payload(pending.payload.clone().into())
-                .message_id(pending.id.clone());
+                .payload(pending.out.payload.clone().into())
+                .message_id(pending.out.id.clone());
             pending.ack = self.connection.runtime.block_on(
                 self.connection
                     .context
-                    .send_publish(pending.subject.clone(), publish),
+                    .send_publish(pending.out.subject.clone(), publish),
             );
         };
         // A duplicate on a later attempt is this run's own earlier attempt,
@@ -302,8 +321,15 @@ impl JetStreamSink<'_> {
         } else {
             self.report.published += 1;
         }
-        if let Some(log) = self.threads.get_mut(&pending.thread) {
-            log.in_flight = false;
+        // The thread's next message, if one is held, goes now.
+        let next = self.threads.get_mut(&pending.thread).and_then(|log| {
+            let next = log.waiting.pop_front();
+            log.in_flight = next.is_some();
+            next
+        });
+        if let Some(out) = next {
+            self.held -= 1;
+            self.send(pending.thread, out);
         }
         Ok(())
     }
@@ -339,41 +365,27 @@ impl LogSink for JetStreamSink<'_> {
             self.counters.already_stored += 1;
             return Ok(());
         }
-        let key = (input.tenant.clone(), input.thread.clone());
-        if log.in_flight {
-            // One unacknowledged publish per thread: the previous message
-            // of this thread is stored before this one is sent.
-            self.settle_thread(&key).map_err(sink_error)?;
-        }
-        let log = self
-            .thread(&input.tenant, &input.thread)
-            .map_err(sink_error)?;
         let message = input.to_message(log.next_position);
         log.next_position += 1;
-        log.in_flight = true;
-        let (id, bytes) = encode_with_id(&Record::Message(message.clone()))
+        let (id, payload) = encode_with_id(&Record::Message(message.clone()))
             .map_err(|e| IngestError::Sink(Box::new(e)))?;
         log.by_external_id
             .insert(message.external_id.clone(), message);
-        let payload = bytes;
-        let id = id.to_string();
-        let publish = jetstream::message::PublishMessage::build()
-            .payload(payload.clone().into())
-            .message_id(id.clone());
-        // A failure to send is retried when the ack is awaited.
-        let ack = self.connection.runtime.block_on(
-            self.connection
-                .context
-                .send_publish(subject.clone(), publish),
-        );
-        self.pending.push_back(Pending {
-            thread: key,
+        let out = Outgoing {
             subject,
-            id,
+            id: id.to_string(),
             payload,
-            ack,
-        });
-        if self.pending.len() >= IN_FLIGHT {
+        };
+        if log.in_flight {
+            // One unacknowledged publish per thread: this message waits
+            // until the previous one of its thread is stored.
+            log.waiting.push_back(out);
+            self.held += 1;
+        } else {
+            log.in_flight = true;
+            self.send((input.tenant.clone(), input.thread.clone()), out);
+        }
+        while self.pending.len() >= IN_FLIGHT || self.held >= MAX_HELD {
             self.settle_one().map_err(sink_error)?;
         }
         Ok(())
