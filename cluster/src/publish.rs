@@ -10,8 +10,22 @@
 //! content) is skipped, and the same id with other content is refused like
 //! a conflict with the local log. A message counts as acknowledged once
 //! JetStream's publish ack arrives (stored with its replicas).
+//!
+//! Order per thread holds by construction: at most one publish per thread
+//! is unacknowledged at a time (publishes of different threads are
+//! pipelined, up to [`IN_FLIGHT`]; a message whose thread has one waits,
+//! up to 8192 in all, while the input is read on), and a publish that fails or times out
+//! (a server killed, a leader election) is sent again, the same message
+//! with the same `Nats-Msg-Id`, with bounded backoff until
+//! [`PublishOptions::publish_timeout`] has passed since its first failure;
+//! the client reconnects to another server meanwhile. A retried publish
+//! that had in fact been stored is dropped by JetStream as a duplicate, and
+//! the next message of its thread is only sent once it is acknowledged, so
+//! a failure can never put a later message of a thread before an earlier
+//! one.
 
 use std::collections::{HashMap, VecDeque};
+use std::time::{Duration, Instant};
 
 use async_nats::jetstream::{self, context::PublishAckFuture};
 use strataflow_log::envelope::{decode, encode_with_id};
@@ -22,8 +36,24 @@ use strataflow_pipeline::source::{InputError, MessageInput};
 
 use crate::{ClusterError, Connection, Subjects};
 
-/// Publish acks awaited at most this many at once.
-const IN_FLIGHT: usize = 512;
+/// Publish acks awaited at most this many at once (each of another
+/// thread).
+pub const IN_FLIGHT: usize = 512;
+
+/// Messages held at most, in all, behind their thread's unacknowledged
+/// publish, before the input is read on.
+const MAX_HELD: usize = 8192;
+
+/// The first wait before a publish is sent again; it doubles up to
+/// [`MAX_BACKOFF`].
+const FIRST_BACKOFF: Duration = Duration::from_millis(50);
+
+/// The longest wait between two attempts of one publish.
+const MAX_BACKOFF: Duration = Duration::from_secs(2);
+
+/// How long a publish (or a read of a thread) is retried after its first
+/// failure, unless `--publish-timeout` says otherwise.
+pub const DEFAULT_PUBLISH_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// What a publication did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -36,8 +66,11 @@ pub struct PublishReport {
     pub replicas: usize,
     /// Messages the stream stored.
     pub published: u64,
-    /// Messages JetStream dropped as duplicates (same id in its window).
+    /// Messages JetStream dropped as duplicates (same id in its window) on
+    /// their first attempt.
     pub duplicates: u64,
+    /// Attempts sent again after a failed or timed-out publish (or read).
+    pub retries: u64,
     /// Messages skipped: repeated in the input or already in the stream.
     pub already_stored: u64,
     /// Items rejected (with `--skip-invalid`).
@@ -53,6 +86,9 @@ pub struct PublishOptions {
     pub partitions: u32,
     /// Replicas if it is created here (default: 3 on a cluster, else 1).
     pub replicas: Option<usize>,
+    /// How long a failed publish is retried before the publication stops
+    /// with its error ([`DEFAULT_PUBLISH_TIMEOUT`] by default).
+    pub publish_timeout: Duration,
 }
 
 /// Validates a source and publishes its messages; returns once every
@@ -79,6 +115,9 @@ pub fn publish(
         partitions,
         threads: HashMap::new(),
         pending: VecDeque::new(),
+        held: 0,
+        publish_timeout: options.publish_timeout,
+        retries: 0,
         counters: IngestStats::default(),
         report: PublishReport::default(),
     };
@@ -86,6 +125,7 @@ pub fn publish(
         .map_err(Box::new)?;
     while sink.settle_one().map_err(boxed)? {}
     let mut report = sink.report;
+    report.retries = sink.retries;
     report.stream = sink.subjects.stream();
     report.partitions = partitions;
     report.replicas = replicas;
@@ -107,6 +147,24 @@ fn boxed(e: ClusterError) -> Box<IngestError> {
 struct ThreadLog {
     next_position: u64,
     by_external_id: HashMap<String, Message>,
+    /// Whether a publish of this thread awaits its ack.
+    in_flight: bool,
+    /// Its next messages, held until that ack arrives.
+    waiting: VecDeque<Outgoing>,
+}
+
+/// A message to publish: what it takes to send it (again).
+struct Outgoing {
+    subject: String,
+    id: String,
+    payload: Vec<u8>,
+}
+
+/// A publish awaiting its ack.
+struct Pending {
+    thread: (String, String),
+    out: Outgoing,
+    ack: Result<PublishAckFuture, jetstream::context::PublishError>,
 }
 
 struct JetStreamSink<'c> {
@@ -115,9 +173,19 @@ struct JetStreamSink<'c> {
     subjects: Subjects,
     partitions: u32,
     threads: HashMap<(String, String), ThreadLog>,
-    pending: VecDeque<PublishAckFuture>,
+    pending: VecDeque<Pending>,
+    /// Messages held behind their thread's unacknowledged publish.
+    held: usize,
+    publish_timeout: Duration,
+    retries: u64,
     counters: IngestStats,
     report: PublishReport,
+}
+
+/// Whether an error of a publish may pass when it is sent again.
+fn transient(e: &jetstream::context::PublishError) -> bool {
+    use jetstream::context::PublishErrorKind as K;
+    !matches!(e.kind(), K::MaxPayloadExceeded)
 }
 
 impl JetStreamSink<'_> {
@@ -132,10 +200,11 @@ impl JetStreamSink<'_> {
         Ok(self.threads.entry(key).or_default())
     }
 
-    fn read_thread(&self, tenant: &str, thread: &str) -> Result<ThreadLog, ClusterError> {
+    fn read_thread(&mut self, tenant: &str, thread: &str) -> Result<ThreadLog, ClusterError> {
         let subject = self.subjects.thread(self.partitions, tenant, thread);
         let mut log = ThreadLog::default();
         let mut sequence = 1u64;
+        let mut failing: Option<(Instant, Duration)> = None;
         loop {
             let got = self.connection.runtime.block_on(
                 self.stream
@@ -152,8 +221,22 @@ impl JetStreamSink<'_> {
                 {
                     break;
                 }
-                Err(e) => return Err(ClusterError::js(format!("read {subject}"), e)),
+                Err(e) => {
+                    // A server killed or a leader election: ask again.
+                    let (since, backoff) = failing.get_or_insert((Instant::now(), FIRST_BACKOFF));
+                    if since.elapsed() >= self.publish_timeout {
+                        return Err(ClusterError::js(
+                            format!("read {subject} (retried for {:?})", self.publish_timeout),
+                            e,
+                        ));
+                    }
+                    self.pause(*backoff);
+                    *backoff = (*backoff * 2).min(MAX_BACKOFF);
+                    self.retries += 1;
+                    continue;
+                }
             };
+            failing = None;
             let m = message_of(&self.subjects.stream(), &message)?;
             log.next_position = log.next_position.max(m.position + 1);
             log.by_external_id.insert(m.external_id.clone(), m);
@@ -162,22 +245,93 @@ impl JetStreamSink<'_> {
         Ok(log)
     }
 
+    /// Waits on the client's runtime, which meanwhile keeps reconnecting.
+    fn pause(&self, wait: Duration) {
+        // The sleep is made inside the runtime (it needs its timer).
+        self.connection
+            .runtime
+            .block_on(async { tokio::time::sleep(wait).await });
+    }
+
     /// Awaits the oldest publish ack; false when none is pending.
     fn settle_one(&mut self) -> Result<bool, ClusterError> {
-        let Some(ack) = self.pending.pop_front() else {
+        let Some(pending) = self.pending.pop_front() else {
             return Ok(false);
         };
-        let ack = self
-            .connection
-            .runtime
-            .block_on(ack.into_future())
-            .map_err(|e| ClusterError::js("publish ack", e))?;
-        if ack.duplicate {
+        self.settle(pending)?;
+        Ok(true)
+    }
+
+    /// Sends a message (a failure to send is retried when its ack is
+    /// awaited).
+    fn send(&mut self, thread: (String, String), out: Outgoing) {
+        let publish = jetstream::message::PublishMessage::build()
+            .payload(out.payload.clone().into())
+            .message_id(out.id.clone());
+        let ack = self.connection.runtime.block_on(
+            self.connection
+                .context
+                .send_publish(out.subject.clone(), publish),
+        );
+        self.pending.push_back(Pending { thread, out, ack });
+    }
+
+    /// Awaits one publish's ack, sending it again (same message, same
+    /// `Nats-Msg-Id`) after a failure, with backoff, until the publish
+    /// timeout has passed since the first failure.
+    fn settle(&mut self, mut pending: Pending) -> Result<(), ClusterError> {
+        let mut failing: Option<(Instant, Duration)> = None;
+        let ack = loop {
+            let got = match pending.ack {
+                Ok(ack) => self.connection.runtime.block_on(ack.into_future()),
+                Err(e) => Err(e),
+            };
+            let e = match got {
+                Ok(ack) => break ack,
+                Err(e) => e,
+            };
+            let (since, backoff) = failing.get_or_insert((Instant::now(), FIRST_BACKOFF));
+            if !transient(&e) || since.elapsed() >= self.publish_timeout {
+                return Err(ClusterError::js(
+                    format!(
+                        "publish to {} (message id {}, retried for {:?})",
+                        pending.out.subject,
+                        pending.out.id,
+                        since.elapsed()
+                    ),
+                    e,
+                ));
+            }
+            self.pause(*backoff);
+            *backoff = (*backoff * 2).min(MAX_BACKOFF);
+            self.retries += 1;
+            let publish = jetstream::message::PublishMessage::build()
+                .payload(pending.out.payload.clone().into())
+                .message_id(pending.out.id.clone());
+            pending.ack = self.connection.runtime.block_on(
+                self.connection
+                    .context
+                    .send_publish(pending.out.subject.clone(), publish),
+            );
+        };
+        // A duplicate on a later attempt is this run's own earlier attempt,
+        // stored although its ack was lost.
+        if ack.duplicate && failing.is_none() {
             self.report.duplicates += 1;
         } else {
             self.report.published += 1;
         }
-        Ok(true)
+        // The thread's next message, if one is held, goes now.
+        let next = self.threads.get_mut(&pending.thread).and_then(|log| {
+            let next = log.waiting.pop_front();
+            log.in_flight = next.is_some();
+            next
+        });
+        if let Some(out) = next {
+            self.held -= 1;
+            self.send(pending.thread, out);
+        }
+        Ok(())
     }
 }
 
@@ -213,20 +367,25 @@ impl LogSink for JetStreamSink<'_> {
         }
         let message = input.to_message(log.next_position);
         log.next_position += 1;
-        let (id, bytes) = encode_with_id(&Record::Message(message.clone()))
+        let (id, payload) = encode_with_id(&Record::Message(message.clone()))
             .map_err(|e| IngestError::Sink(Box::new(e)))?;
         log.by_external_id
             .insert(message.external_id.clone(), message);
-        let publish = jetstream::message::PublishMessage::build()
-            .payload(bytes.into())
-            .message_id(id.to_string());
-        let ack = self
-            .connection
-            .runtime
-            .block_on(self.connection.context.send_publish(subject, publish))
-            .map_err(|e| sink_error(ClusterError::js("publish", e)))?;
-        self.pending.push_back(ack);
-        if self.pending.len() >= IN_FLIGHT {
+        let out = Outgoing {
+            subject,
+            id: id.to_string(),
+            payload,
+        };
+        if log.in_flight {
+            // One unacknowledged publish per thread: this message waits
+            // until the previous one of its thread is stored.
+            log.waiting.push_back(out);
+            self.held += 1;
+        } else {
+            log.in_flight = true;
+            self.send((input.tenant.clone(), input.thread.clone()), out);
+        }
+        while self.pending.len() >= IN_FLIGHT || self.held >= MAX_HELD {
             self.settle_one().map_err(sink_error)?;
         }
         Ok(())

@@ -1034,6 +1034,11 @@ pub struct NatsPublishArgs {
         default_value = "strataflow"
     )]
     pub prefix: String,
+    /// Seconds a failed publish (a server killed, a leader election) is
+    /// sent again, with backoff, before the ingest stops with its error,
+    /// 1..=3600.
+    #[arg(long, value_name = "S", requires = "nats", default_value_t = 60, value_parser = in_range::<u64>((1, 3600)))]
+    pub publish_timeout: u64,
 }
 
 /// `node`: a strataflow node of a NATS JetStream cluster.

@@ -39,6 +39,7 @@ pub(super) fn ingest(
         prefix: nats.prefix.clone(),
         partitions: nats.stream_partitions,
         replicas: nats.replicas,
+        publish_timeout: std::time::Duration::from_secs(nats.publish_timeout),
     };
     let source = JsonlFile(file.to_path_buf());
     // default: A path without a file name labels its progress with nothing.
@@ -90,6 +91,13 @@ pub(super) fn ingest(
             String::new()
         }
     )?;
+    if report.retries > 0 {
+        writeln!(
+            out,
+            "{} publishes or reads sent again after a failure or timeout",
+            report.retries
+        )?;
+    }
     Ok(())
 }
 

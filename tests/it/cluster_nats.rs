@@ -358,3 +358,86 @@ fn a_node_killed_mid_consumption_restarts_with_nothing_lost_or_duplicated() {
     assert!(again.contains("stored"), "{again}");
     assert_union_equals_single(&single, &[&data]);
 }
+
+/// SIGKILL of a NATS server (the stream's leader) while `ingest --nats`
+/// publishes: the publisher sends failed publishes again (same message id)
+/// and keeps one unacknowledged publish per thread, so it exits 0 with
+/// every message stored once and each thread in input order; the nodes'
+/// union then equals a single-node ingest.
+#[test]
+fn a_nats_server_killed_mid_ingest_loses_nothing_and_keeps_thread_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cluster = nats::cluster(dir.path());
+    let total = 5000;
+    let archive = generate(dir.path(), total, 30);
+    let file = archive.to_str().unwrap();
+    let single = dir.path().join("single");
+    ok(&single, &["ingest", "-q", file]);
+    let ingest = super::common::bin()
+        .arg("--data")
+        .arg(dir.path().join("publisher"))
+        .args([
+            "ingest",
+            "--nats",
+            &cluster.urls(),
+            "--stream-partitions",
+            "6",
+            "--publish-timeout",
+            "120",
+            "-q",
+            file,
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut ingest = ingest;
+    // Kill once a fifth of the file is stored, so the kill lands mid-ingest.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    let leader = loop {
+        let (stored, leader) = cluster.servers[0].stream_state("strataflow_l5");
+        if stored >= u64::from(total / 5) {
+            break leader;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the ingest stored only {stored} messages"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let victim = cluster
+        .servers
+        .iter()
+        .position(|s| Some(&s.name) == leader.as_ref())
+        .unwrap_or(1);
+    assert!(
+        ingest.try_wait().unwrap().is_none(),
+        "the ingest ended before the kill"
+    );
+    cluster.servers[victim].kill(); // SIGKILL
+    let out = ingest.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "ingest --nats failed after the kill of {leader:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(count_before(&stdout, "new"), u64::from(total), "{stdout}");
+    let urls: Vec<String> = cluster
+        .servers
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != victim)
+        .map(|(_, s)| s.url())
+        .collect();
+    let url = urls.join(",");
+    let nodes: Vec<std::path::PathBuf> = (0..3)
+        .map(|i| dir.path().join(format!("node-{i}")))
+        .collect();
+    run_nodes(
+        &url,
+        &[(&nodes[0], "0,3"), (&nodes[1], "1,4"), (&nodes[2], "2,5")],
+    );
+    let refs: Vec<&Path> = nodes.iter().map(std::path::PathBuf::as_path).collect();
+    assert_union_equals_single(&single, &refs);
+}

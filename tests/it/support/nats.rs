@@ -58,6 +58,8 @@ fn free_port() -> u16 {
 /// One running `nats-server`.
 pub struct NatsServer {
     child: Option<Child>,
+    /// Its `server_name` (`n0`, `n1`, …).
+    pub name: String,
     /// The client port.
     pub port: u16,
     /// The monitoring port.
@@ -73,6 +75,11 @@ impl NatsServer {
     }
 
     fn spawn(config: &Path, port: u16, http_port: u16) -> Self {
+        // default: the configuration files are named after their server.
+        let name = config
+            .file_stem()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
         let child = Command::new(server_binary())
             .arg("-c")
             .arg(config)
@@ -82,6 +89,7 @@ impl NatsServer {
             .unwrap();
         Self {
             child: Some(child),
+            name,
             port,
             http_port,
             config: config.to_path_buf(),
@@ -102,6 +110,46 @@ impl NatsServer {
         let mut answer = String::new();
         let _ = s.read_to_string(&mut answer);
         answer.starts_with("HTTP/1.0 200") || answer.starts_with("HTTP/1.1 200")
+    }
+
+    /// `GET PATH` on the monitoring port: the body, or None when the
+    /// server does not answer.
+    fn monitor(&self, path: &str) -> Option<String> {
+        let mut s = TcpStream::connect(("127.0.0.1", self.http_port)).ok()?;
+        let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
+        s.write_all(format!("GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").as_bytes())
+            .ok()?;
+        let mut answer = String::new();
+        let _ = s.read_to_string(&mut answer);
+        answer
+            .split_once("\r\n\r\n")
+            .map(|(_, body)| body.to_owned())
+    }
+
+    /// What this server's `/jsz` says of a stream: the messages it holds
+    /// and the name of the stream's leader (0 and None when it does not
+    /// answer or has no such stream).
+    pub fn stream_state(&self, stream: &str) -> (u64, Option<String>) {
+        let Some(body) = self.monitor("/jsz?streams=true") else {
+            return (0, None);
+        };
+        let Ok(json) = serde_json::from_str::<serde_json::Value>(&body) else {
+            return (0, None);
+        };
+        let detail = json["account_details"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|a| a["stream_detail"].as_array())
+            .flatten()
+            .find(|d| d["name"] == stream);
+        match detail {
+            Some(d) => (
+                d["state"]["messages"].as_u64().unwrap_or(0),
+                d["cluster"]["leader"].as_str().map(str::to_owned),
+            ),
+            None => (0, None),
+        }
     }
 
     /// Kills the server (SIGKILL) and waits for it.
