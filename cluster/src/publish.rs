@@ -18,7 +18,10 @@
 //! (a server killed, a leader election) is sent again, the same message
 //! with the same `Nats-Msg-Id`, with bounded backoff until
 //! [`PublishOptions::publish_timeout`] has passed since its first failure;
-//! the client reconnects to another server meanwhile. A retried publish
+//! the client reconnects to another server meanwhile. Every wait on the
+//! client (sending a publish, its ack, a read of a thread) is bounded by
+//! [`ATTEMPT_TIMEOUT`] per attempt, so a server that answers nothing (paused,
+//! partitioned) is a failure retried like any other, never a wait without end. A retried publish
 //! that had in fact been stored is dropped by JetStream as a duplicate, and
 //! the next message of its thread is only sent once it is acknowledged, so
 //! a failure can never put a later message of a thread before an earlier
