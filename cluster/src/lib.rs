@@ -32,6 +32,10 @@ pub const DEFAULT_PARTITIONS: u32 = 16;
 /// nodes, by content id.
 pub const DUPLICATE_WINDOW: Duration = Duration::from_secs(600);
 
+/// The longest wait for the stream to be opened or created, or for its
+/// info.
+pub const STREAM_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// Error of the cluster layer.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -215,13 +219,23 @@ impl Connection {
             .collect(),
             ..Default::default()
         };
+        // Each request bounded, whatever the client does meanwhile.
+        let no_answer = || format!("no answer within {STREAM_REQUEST_TIMEOUT:?}");
         let mut stream = self
             .runtime
-            .block_on(self.context.get_or_create_stream(config))
+            .block_on(async {
+                tokio::time::timeout(
+                    STREAM_REQUEST_TIMEOUT,
+                    self.context.get_or_create_stream(config),
+                )
+                .await
+            })
+            .map_err(|_| ClusterError::js(format!("open or create stream {name}"), no_answer()))?
             .map_err(|e| ClusterError::js(format!("open or create stream {name}"), e))?;
         let info = self
             .runtime
-            .block_on(stream.info())
+            .block_on(async { tokio::time::timeout(STREAM_REQUEST_TIMEOUT, stream.info()).await })
+            .map_err(|_| ClusterError::js(format!("info of stream {name}"), no_answer()))?
             .map_err(|e| ClusterError::js(format!("info of stream {name}"), e))?;
         let found = info.config.metadata.get(subject::PARTITIONS_KEY).cloned();
         let partitions = found

@@ -18,21 +18,28 @@
 //! (a server killed, a leader election) is sent again, the same message
 //! with the same `Nats-Msg-Id`, with bounded backoff until
 //! [`PublishOptions::publish_timeout`] has passed since its first failure;
-//! the client reconnects to another server meanwhile. A retried publish
+//! the client reconnects to another server meanwhile. Every wait on the
+//! client (sending a publish, its ack, a read of a thread) is bounded by
+//! [`ATTEMPT_TIMEOUT`] per attempt, so a server that answers nothing (paused,
+//! partitioned) is a failure retried like any other, never a wait without end. A retried publish
 //! that had in fact been stored is dropped by JetStream as a duplicate, and
 //! the next message of its thread is only sent once it is acknowledged, so
 //! a failure can never put a later message of a thread before an earlier
 //! one.
 
 use std::collections::{HashMap, VecDeque};
+use std::future::Future;
 use std::time::{Duration, Instant};
 
-use async_nats::jetstream::{self, context::PublishAckFuture};
+use async_nats::jetstream::{
+    self,
+    context::{PublishAckFuture, PublishError, PublishErrorKind},
+};
 use strataflow_log::envelope::{decode, encode_with_id};
 use strataflow_log::record::{Message, Record};
 use strataflow_pipeline::ingest::{IngestError, IngestStats, OnInvalid, Source};
 use strataflow_pipeline::log_seam::{Known, LogSink};
-use strataflow_pipeline::source::{InputError, MessageInput};
+use strataflow_pipeline::source::{InputError, Location, MessageInput};
 
 use crate::{ClusterError, Connection, Subjects};
 
@@ -50,6 +57,12 @@ const FIRST_BACKOFF: Duration = Duration::from_millis(50);
 
 /// The longest wait between two attempts of one publish.
 const MAX_BACKOFF: Duration = Duration::from_secs(2);
+
+/// The longest wait for one attempt of anything the publisher asks the
+/// client (sending a publish, its ack, a read of a thread): an attempt that
+/// has not finished by then counts as failed and is retried like one that
+/// failed (never longer than the publish timeout itself).
+pub const ATTEMPT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// How long a publish (or a read of a thread) is retried after its first
 /// failure, unless `--publish-timeout` says otherwise.
@@ -158,13 +171,15 @@ struct Outgoing {
     subject: String,
     id: String,
     payload: Vec<u8>,
+    /// Where the input holds it (for the error of a publish given up).
+    location: Location,
 }
 
 /// A publish awaiting its ack.
 struct Pending {
     thread: (String, String),
     out: Outgoing,
-    ack: Result<PublishAckFuture, jetstream::context::PublishError>,
+    ack: Result<PublishAckFuture, PublishError>,
 }
 
 struct JetStreamSink<'c> {
@@ -183,30 +198,33 @@ struct JetStreamSink<'c> {
 }
 
 /// Whether an error of a publish may pass when it is sent again.
-fn transient(e: &jetstream::context::PublishError) -> bool {
-    use jetstream::context::PublishErrorKind as K;
-    !matches!(e.kind(), K::MaxPayloadExceeded)
+fn transient(e: &PublishError) -> bool {
+    !matches!(e.kind(), PublishErrorKind::MaxPayloadExceeded)
 }
 
 impl JetStreamSink<'_> {
     /// The stream's messages of a thread, read once per run.
-    fn thread(&mut self, tenant: &str, thread: &str) -> Result<&mut ThreadLog, ClusterError> {
-        let key = (tenant.to_owned(), thread.to_owned());
+    fn thread(&mut self, input: &MessageInput) -> Result<&mut ThreadLog, ClusterError> {
+        let key = (input.tenant.clone(), input.thread.clone());
         if !self.threads.contains_key(&key) {
-            let log = self.read_thread(tenant, thread)?;
+            let log = self.read_thread(input)?;
             self.threads.insert(key.clone(), log);
         }
         // default: never taken, inserted above.
         Ok(self.threads.entry(key).or_default())
     }
 
-    fn read_thread(&mut self, tenant: &str, thread: &str) -> Result<ThreadLog, ClusterError> {
-        let subject = self.subjects.thread(self.partitions, tenant, thread);
+    /// Reads a thread back (for its first message, `input`), each request
+    /// bounded by [`ATTEMPT_TIMEOUT`] and retried until the publish timeout.
+    fn read_thread(&mut self, input: &MessageInput) -> Result<ThreadLog, ClusterError> {
+        let subject = self
+            .subjects
+            .thread(self.partitions, &input.tenant, &input.thread);
         let mut log = ThreadLog::default();
         let mut sequence = 1u64;
         let mut failing: Option<(Instant, Duration)> = None;
         loop {
-            let got = self.connection.runtime.block_on(
+            let got = self.bounded(
                 self.stream
                     .raw_message_builder()
                     .sequence(sequence)
@@ -214,20 +232,31 @@ impl JetStreamSink<'_> {
                     .send(),
             );
             let message = match got {
-                Ok(m) => m,
-                Err(e)
+                Some(Ok(m)) => m,
+                Some(Err(e))
                     if e.kind()
                         == async_nats::jetstream::stream::RawMessageErrorKind::NoMessageFound =>
                 {
                     break;
                 }
-                Err(e) => {
-                    // A server killed or a leader election: ask again.
+                failed => {
+                    // A server killed, stopped or a leader election: ask
+                    // again.
                     let (since, backoff) = failing.get_or_insert((Instant::now(), FIRST_BACKOFF));
                     if since.elapsed() >= self.publish_timeout {
+                        let detail = match failed {
+                            Some(Err(e)) => e.to_string(),
+                            _ => format!("no answer within {:?}", self.attempt_timeout()),
+                        };
                         return Err(ClusterError::js(
-                            format!("read {subject} (retried for {:?})", self.publish_timeout),
-                            e,
+                            format!(
+                                "read of thread `{}` of tenant `{}` ({subject}) for message {} (retried for {:?})",
+                                input.thread,
+                                input.tenant,
+                                input.location,
+                                since.elapsed()
+                            ),
+                            detail,
                         ));
                     }
                     self.pause(*backoff);
@@ -243,6 +272,36 @@ impl JetStreamSink<'_> {
             sequence = message.sequence + 1;
         }
         Ok(log)
+    }
+
+    /// The bound of one attempt: [`ATTEMPT_TIMEOUT`], or the publish
+    /// timeout if shorter (at least a second).
+    fn attempt_timeout(&self) -> Duration {
+        ATTEMPT_TIMEOUT.min(self.publish_timeout.max(Duration::from_secs(1)))
+    }
+
+    /// Runs one attempt on the client's runtime, bounded by
+    /// [`Self::attempt_timeout`]; `None` when it did not finish in time.
+    fn bounded<F: Future>(&self, attempt: F) -> Option<F::Output> {
+        self.connection
+            .runtime
+            // The timer is made inside the runtime (it needs its clock).
+            .block_on(async { tokio::time::timeout(self.attempt_timeout(), attempt).await })
+            .ok()
+    }
+
+    /// Sends one attempt of a publish, bounded (a send that does not finish
+    /// in time is a timed-out publish, retried like any other).
+    fn send_attempt(&self, out: &Outgoing) -> Result<PublishAckFuture, PublishError> {
+        let publish = jetstream::message::PublishMessage::build()
+            .payload(out.payload.clone().into())
+            .message_id(out.id.clone());
+        self.bounded(
+            self.connection
+                .context
+                .send_publish(out.subject.clone(), publish),
+        )
+        .unwrap_or_else(|| Err(PublishError::new(PublishErrorKind::TimedOut)))
     }
 
     /// Waits on the client's runtime, which meanwhile keeps reconnecting.
@@ -265,14 +324,7 @@ impl JetStreamSink<'_> {
     /// Sends a message (a failure to send is retried when its ack is
     /// awaited).
     fn send(&mut self, thread: (String, String), out: Outgoing) {
-        let publish = jetstream::message::PublishMessage::build()
-            .payload(out.payload.clone().into())
-            .message_id(out.id.clone());
-        let ack = self.connection.runtime.block_on(
-            self.connection
-                .context
-                .send_publish(out.subject.clone(), publish),
-        );
+        let ack = self.send_attempt(&out);
         self.pending.push_back(Pending { thread, out, ack });
     }
 
@@ -283,7 +335,9 @@ impl JetStreamSink<'_> {
         let mut failing: Option<(Instant, Duration)> = None;
         let ack = loop {
             let got = match pending.ack {
-                Ok(ack) => self.connection.runtime.block_on(ack.into_future()),
+                Ok(ack) => self
+                    .bounded(ack.into_future())
+                    .unwrap_or_else(|| Err(PublishError::new(PublishErrorKind::TimedOut))),
                 Err(e) => Err(e),
             };
             let e = match got {
@@ -294,7 +348,10 @@ impl JetStreamSink<'_> {
             if !transient(&e) || since.elapsed() >= self.publish_timeout {
                 return Err(ClusterError::js(
                     format!(
-                        "publish to {} (message id {}, retried for {:?})",
+                        "publish of message {} of thread `{}` of tenant `{}` to {} (message id {}, retried for {:?})",
+                        pending.out.location,
+                        pending.thread.1,
+                        pending.thread.0,
                         pending.out.subject,
                         pending.out.id,
                         since.elapsed()
@@ -305,14 +362,7 @@ impl JetStreamSink<'_> {
             self.pause(*backoff);
             *backoff = (*backoff * 2).min(MAX_BACKOFF);
             self.retries += 1;
-            let publish = jetstream::message::PublishMessage::build()
-                .payload(pending.out.payload.clone().into())
-                .message_id(pending.out.id.clone());
-            pending.ack = self.connection.runtime.block_on(
-                self.connection
-                    .context
-                    .send_publish(pending.out.subject.clone(), publish),
-            );
+            pending.ack = self.send_attempt(&pending.out);
         };
         // A duplicate on a later attempt is this run's own earlier attempt,
         // stored although its ack was lost.
@@ -337,9 +387,7 @@ impl JetStreamSink<'_> {
 
 impl LogSink for JetStreamSink<'_> {
     fn known(&mut self, input: &MessageInput) -> Result<Result<Known, InputError>, IngestError> {
-        let log = self
-            .thread(&input.tenant, &input.thread)
-            .map_err(sink_error)?;
+        let log = self.thread(input).map_err(sink_error)?;
         Ok(match log.by_external_id.get(&input.external_id) {
             None => Ok(Known::New),
             Some(m) if input.same_content_as(m) => Ok(Known::Same),
@@ -358,9 +406,7 @@ impl LogSink for JetStreamSink<'_> {
         let subject = self
             .subjects
             .thread(self.partitions, &input.tenant, &input.thread);
-        let log = self
-            .thread(&input.tenant, &input.thread)
-            .map_err(sink_error)?;
+        let log = self.thread(&input).map_err(sink_error)?;
         if log.by_external_id.contains_key(&input.external_id) {
             self.counters.already_stored += 1;
             return Ok(());
@@ -375,6 +421,7 @@ impl LogSink for JetStreamSink<'_> {
             subject,
             id: id.to_string(),
             payload,
+            location: input.location.clone(),
         };
         if log.in_flight {
             // One unacknowledged publish per thread: this message waits
@@ -385,8 +432,13 @@ impl LogSink for JetStreamSink<'_> {
             log.in_flight = true;
             self.send((input.tenant.clone(), input.thread.clone()), out);
         }
+        // A held message always has its thread's publish pending, so the
+        // loop ends; it also stops if nothing is pending (never waiting on
+        // nothing).
         while self.pending.len() >= IN_FLIGHT || self.held >= MAX_HELD {
-            self.settle_one().map_err(sink_error)?;
+            if !self.settle_one().map_err(sink_error)? {
+                break;
+            }
         }
         Ok(())
     }

@@ -441,3 +441,70 @@ fn a_nats_server_killed_mid_ingest_loses_nothing_and_keeps_thread_order() {
     let refs: Vec<&Path> = nodes.iter().map(std::path::PathBuf::as_path).collect();
     assert_union_equals_single(&single, &refs);
 }
+
+/// A server paused (SIGSTOP) mid-ingest: it keeps the connection open and
+/// answers nothing, so every send, ack and read of the publisher waits on
+/// it. Each wait is bounded and retried until `--publish-timeout`; then the
+/// ingest exits 1 naming the message (file:line) and its thread, instead
+/// of waiting for ever.
+#[test]
+fn a_paused_nats_server_makes_the_ingest_exit_1_naming_the_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = nats::single(dir.path());
+    let total = 20_000;
+    let archive = generate(dir.path(), total, 30);
+    let mut ingest = super::common::bin()
+        .arg("--data")
+        .arg(dir.path().join("publisher"))
+        .args([
+            "ingest",
+            "--nats",
+            &server.url(),
+            "--publish-timeout",
+            "3",
+            "-q",
+            archive.to_str().unwrap(),
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    loop {
+        let (stored, _) = server.stream_state("strataflow_l5");
+        if stored >= u64::from(total / 10) {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the ingest stored only {stored} messages"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(
+        ingest.try_wait().unwrap().is_none(),
+        "the ingest ended before the pause"
+    );
+    server.signal("STOP");
+    // 3 s of retries, each attempt bounded by at most as much, plus
+    // backoff: well within a minute.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = ingest.try_wait().unwrap() {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = ingest.kill();
+            server.signal("CONT");
+            panic!("the ingest still waits 60 s after the server was paused");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    server.signal("CONT");
+    let out = ingest.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("archive.jsonl:"), "{stderr}");
+    assert!(stderr.contains("of thread `"), "{stderr}");
+    assert!(stderr.contains("retried for"), "{stderr}");
+}

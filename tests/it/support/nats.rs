@@ -160,6 +160,16 @@ impl NatsServer {
         }
     }
 
+    /// Sends the server a signal (`STOP`: paused, its connections stay
+    /// open and unanswered; `CONT`: running again).
+    pub fn signal(&self, signal: &str) {
+        if let Some(child) = &self.child {
+            let _ = Command::new("kill")
+                .args([&format!("-{signal}"), &child.id().to_string()])
+                .status();
+        }
+    }
+
     /// Starts it again from its configuration (same ports and store).
     pub fn restart(&mut self) {
         self.kill();
