@@ -80,18 +80,6 @@ impl Memory {
         self.one_pass(profile, tenants, Pass::QUIET).map(|_| ())
     }
 
-    /// [`Memory::refresh_tenants_views`] that also brings each tenant's
-    /// search snapshot up to the end of the log, in the same scan (the
-    /// refresh that ends a backfill: the first search after it reads no
-    /// record again).
-    pub(crate) fn refresh_tenants_views_and_search(
-        &self,
-        tenants: &[String],
-    ) -> Result<(), MemoryError> {
-        self.one_pass(None, tenants, Pass::QUIET_WITH_SEARCH)
-            .map(|_| ())
-    }
-
     /// Feeds the records from `from` to the end of the log to the views
     /// of `views` (routed by tenant through `route`): with
     /// [`Workers::Parallel`], each kind of view (event status, weights,
@@ -566,11 +554,6 @@ impl Pass {
         search: false,
         report: false,
     };
-    /// [`Pass::QUIET`] with the search snapshot (the end of a backfill).
-    const QUIET_WITH_SEARCH: Self = Self::Refresh {
-        search: true,
-        report: false,
-    };
     /// The refresh of `views`: every view, search included, with digests.
     const REPORT: Self = Self::Refresh {
         search: true,
@@ -770,15 +753,16 @@ mod tests {
             .unwrap();
         assert!(stats.events > 0, "derived: {stats:?}");
         let tenants = memory.tenants().unwrap();
-        // The ingest saved the search snapshot: a searcher resumes from it.
+        // The ingest's refresh leaves the search snapshot to the first
+        // search (building every tenant's at once doubled its memory).
         let key = memory.search_view_key(None).unwrap();
         assert!(
             memory
                 .store
                 .view_chunks(&key, &tenants[0])
                 .unwrap()
-                .is_some(),
-            "the search snapshot was saved by the ingest's refresh"
+                .is_none(),
+            "the ingest's refresh saves no search snapshot"
         );
         let parallel = memory
             .one_pass_with(None, &tenants, Pass::Rebuild, Workers::Parallel)
@@ -811,7 +795,6 @@ mod tests {
             Box::new(slot) as Box<dyn AnySlot>
         };
         assert!(!Pass::QUIET.reports());
-        assert!(!Pass::QUIET_WITH_SEARCH.reports());
         assert!(Pass::REPORT.reports());
         assert!(Pass::Rebuild.reports());
         let before = DIGESTS.load(Ordering::SeqCst);
