@@ -23,10 +23,12 @@
 //! After criterion, the bench prints p50 and p99 of one recall over the
 //! queries for both, and the approximate recall@10 against exact (the share
 //! of exact top-10 ids the approximate top 10 holds, over the queries).
-//! With `STRATAFLOW_BENCH_VECTORS_OUT=PATH`, the vectors and queries are
-//! written to `PATH.vectors.f32` and `PATH.queries.f32` (little-endian f32
-//! rows) for `scripts/vectors_numpy.py`, which times numpy brute force on
-//! the same vectors.
+//! The vectors and queries are written to `PATH.vectors.f32` and
+//! `PATH.queries.f32` (little-endian f32 rows; `PATH` from
+//! `STRATAFLOW_BENCH_VECTORS_OUT`, else a temporary folder) and, before any
+//! index is built, `scripts/vectors_numpy.py` times numpy brute force on
+//! them; its p50 and p99 are printed with ours (skipped, saying why, when
+//! python3 or numpy is missing).
 //!
 //! Outside `--test`, with the model folder, the default graph's recall@10
 //! against exact is also measured on real all-MiniLM-L6-v2 vectors: the
@@ -120,6 +122,32 @@ fn write_rows(path: &str, rows: &[f32]) {
     f.flush().unwrap();
 }
 
+/// numpy brute force on the rows just written (`scripts/vectors_numpy.py`),
+/// its figures noted beside ours; skipped, saying why, without python3 or
+/// numpy.
+fn numpy_brute_force(path: &str) {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/vectors_numpy.py");
+    let run = std::process::Command::new("python3")
+        .arg(script)
+        .arg(path)
+        .arg(DIMS.to_string())
+        .output();
+    match run {
+        Ok(out) if out.status.success() => {
+            note(format!(
+                "vectors: {}",
+                String::from_utf8_lossy(&out.stdout).trim()
+            ));
+        }
+        Ok(out) => {
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            let why = stderr.lines().last().unwrap_or("no output");
+            note(format!("vectors: numpy brute force skipped: {why}"));
+        }
+        Err(e) => note(format!("vectors: numpy brute force skipped: python3: {e}")),
+    }
+}
+
 fn cpu_seconds() -> f64 {
     support::process_cpu().map_or(0.0, |d| d.as_secs_f64())
 }
@@ -139,13 +167,22 @@ fn bench_recall(c: &mut Criterion) {
     let centres: Vec<f32> = (0..CENTRES * DIMS).map(|_| g.next()).collect();
     let rows = clustered(n, 17, &centres);
     let queries = clustered(QUERIES, 18, &centres);
-    if let Ok(out) = std::env::var("STRATAFLOW_BENCH_VECTORS_OUT") {
-        write_rows(&format!("{out}.vectors.f32"), &rows);
-        write_rows(&format!("{out}.queries.f32"), &queries);
-        note(format!(
-            "vectors: wrote {n} x {DIMS} to {out}.vectors.f32 and {QUERIES} queries to {out}.queries.f32"
-        ));
-    }
+    // The same rows for numpy, in the named files or a temporary folder.
+    let scratch = tempfile::tempdir().unwrap();
+    let out = std::env::var("STRATAFLOW_BENCH_VECTORS_OUT").unwrap_or_else(|_| {
+        scratch
+            .path()
+            .join("vectors")
+            .to_string_lossy()
+            .into_owned()
+    });
+    write_rows(&format!("{out}.vectors.f32"), &rows);
+    write_rows(&format!("{out}.queries.f32"), &queries);
+    note(format!(
+        "vectors: wrote {n} x {DIMS} to {out}.vectors.f32 and {QUERIES} queries to {out}.queries.f32"
+    ));
+    numpy_brute_force(&out);
+    drop(scratch);
     let mut exact = ExactIndex::new(DIMS);
     for (i, row) in rows.chunks_exact(DIMS).enumerate() {
         exact.insert(i as u32, row).unwrap();

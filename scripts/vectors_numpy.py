@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """numpy brute-force top-10 cosine over the vectors the `vectors` bench
-wrote, for the note beside its exact and approximate figures.
+wrote, for the note beside its exact and approximate figures. The bench
+runs it itself on the rows of each run; by hand:
 
     STRATAFLOW_BENCH_VECTORS_OUT=/tmp/vec cargo bench --bench vectors
     python3 scripts/vectors_numpy.py /tmp/vec [DIMS]
