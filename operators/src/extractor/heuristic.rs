@@ -86,7 +86,7 @@ use strataflow_record::record::{
 use strataflow_record::{Digest, RecordId, SourceTime, Timestamp};
 use strataflow_text::Analysis;
 
-use super::temporal::{Resolver, Tense, TimeExpression, detect_tense, resolve_best_after};
+use super::temporal::{Resolver, Tense, TimeExpression, detect_tense, resolve_best_after_words};
 use crate::operator::{
     Extraction, ExtractionInput, Extractor, OperatorError, OperatorId, config_hash,
 };
@@ -366,7 +366,8 @@ fn statement_groups(
             .collect(),
     };
     for (text, given) in sentences {
-        let best = resolve_best_after(text, &earlier, message.time, version.resolver());
+        let best =
+            resolve_best_after_words(text, given, &earlier, message.time, version.resolver());
         earlier.extend(best.iter().cloned());
         let states_time = best
             .as_ref()

@@ -344,7 +344,28 @@ pub fn resolve_best_after(
     mention: SourceTime,
     resolver: Resolver,
 ) -> Option<TimeExpression> {
-    let best = resolve_best_with(text, mention, resolver);
+    resolve_best_after_words(text, None, earlier, mention, resolver)
+}
+
+/// [`resolve_best_after`] given the text's words when already computed
+/// (`words`: [`strataflow_text::tokens::words`] of `text`, folded, as a
+/// carried [`strataflow_text::Analysis`] holds them). A text none of whose
+/// words is an anchor has no expression (the parser finds none without
+/// one), so it is neither tokenised nor looked up: the same answer without
+/// the work.
+pub fn resolve_best_after_words(
+    text: &str,
+    words: Option<&[String]>,
+    earlier: &[TimeExpression],
+    mention: SourceTime,
+    resolver: Resolver,
+) -> Option<TimeExpression> {
+    let anchored = words.is_none_or(|w| w.iter().any(|w| is_anchor(w)));
+    let best = if anchored {
+        resolve_best_with(text, mention, resolver)
+    } else {
+        None
+    };
     if resolver != Resolver::V3
         || best
             .as_ref()
@@ -3131,6 +3152,42 @@ mod tests {
     /// anchor is an expression (every multi-word pattern without a unit,
     /// day, weekday, month or digit would be found here: "not long ago"
     /// once "ago" is left out of the anchors).
+    /// Skipping a text none of whose carried words is an anchor changes
+    /// nothing: every sentence of every LoCoMo turn (after the sentences
+    /// before it in the turn, for "that Saturday"), under each resolver,
+    /// at a mention with and without an offset, resolves the same with its
+    /// words given as without.
+    #[test]
+    fn a_text_without_anchor_words_resolves_to_nothing_without_parsing() {
+        let turns = crate::projector::heuristic::statements::tests::locomo_turns();
+        let mentions = [
+            mention("2023-05-08T13:56:00Z"),
+            mention("2023-05-08T23:56:00-07:00"),
+        ];
+        let (mut sentences, mut skipped) = (0, 0);
+        for (_, text) in &turns {
+            let analysis = strataflow_text::Analysis::of(text);
+            for resolver in [Resolver::V1, Resolver::V2, Resolver::V3] {
+                for at in mentions {
+                    let mut earlier: Vec<TimeExpression> = Vec::new();
+                    for s in &analysis.sentences {
+                        let sentence = s.text(text);
+                        let given = Some(s.words.as_slice());
+                        let with =
+                            resolve_best_after_words(sentence, given, &earlier, at, resolver);
+                        let without = resolve_best_after(sentence, &earlier, at, resolver);
+                        assert_eq!(with, without, "{sentence:?} under {resolver:?}");
+                        skipped += usize::from(!s.words.iter().any(|w| is_anchor(w)));
+                        sentences += 1;
+                        earlier.extend(without);
+                    }
+                }
+            }
+        }
+        assert!(sentences > 10_000, "{sentences} sentences");
+        assert!(skipped * 3 > sentences, "{skipped} of {sentences} skipped");
+    }
+
     #[test]
     fn anchors_are_necessary_in_short_phrases() {
         let at = mention("2023-05-08T13:56:00Z");

@@ -267,15 +267,34 @@ fn project(
 /// lowercase, whitespace collapsed to single spaces, surrounding punctuation
 /// (other than `+` and `#`, as in `C++`) stripped.
 pub fn normalize_name(name: &str) -> String {
+    if name.is_ascii() {
+        // ASCII holds no curly quote and lowercases byte by byte: the
+        // words are folded straight into the output (one allocation).
+        let mut out = String::with_capacity(name.len());
+        for word in name.split_whitespace() {
+            if !out.is_empty() {
+                out.push(' ');
+            }
+            out.extend(word.chars().map(|c| c.to_ascii_lowercase()));
+        }
+        let trimmed = out.trim_matches(name_edge);
+        return if trimmed.len() == out.len() {
+            out
+        } else {
+            trimmed.to_owned()
+        };
+    }
     let lower = name.replace(['’', '‘'], "'").to_lowercase();
     let collapsed = lower.split_whitespace().collect::<Vec<_>>().join(" ");
-    collapsed
-        .trim_matches(|c: char| {
-            c.is_whitespace()
-                || (c.is_ascii_punctuation() && c != '+' && c != '#')
-                || matches!(c, '“' | '”' | '«' | '»' | '…' | '—' | '–')
-        })
-        .to_owned()
+    collapsed.trim_matches(name_edge).to_owned()
+}
+
+/// What [`normalize_name`] strips around a name: whitespace and
+/// punctuation other than `+` and `#`.
+fn name_edge(c: char) -> bool {
+    c.is_whitespace()
+        || (c.is_ascii_punctuation() && c != '+' && c != '#')
+        || matches!(c, '“' | '”' | '«' | '»' | '…' | '—' | '–')
 }
 
 // ---------------------------------------------------------------------------
@@ -2385,6 +2404,67 @@ mod tests {
             .into_iter()
             .map(|(f, r, t, _, _)| (f, r, t))
             .collect()
+    }
+
+    /// [`normalize_name`] as it was written first (every name through
+    /// the general path): the ASCII fast path must answer the same.
+    fn normalize_name_general(name: &str) -> String {
+        let lower = name.replace(['’', '‘'], "'").to_lowercase();
+        let collapsed = lower.split_whitespace().collect::<Vec<_>>().join(" ");
+        collapsed.trim_matches(name_edge).to_owned()
+    }
+
+    /// Every run of one to four whitespace-separated tokens of every LoCoMo
+    /// turn, and edge cases (empty, punctuation only, `C++`, control
+    /// whitespace, non-ASCII), normalise the same on both paths.
+    #[test]
+    fn the_ascii_path_of_normalize_name_changes_nothing() {
+        let mut names = 0;
+        for (speaker, text) in super::statements::tests::locomo_turns() {
+            let toks: Vec<&str> = text.split(' ').collect();
+            for n in 1..=4 {
+                for w in toks.windows(n) {
+                    let name = w.join(" ");
+                    assert_eq!(
+                        normalize_name(&name),
+                        normalize_name_general(&name),
+                        "{name:?}"
+                    );
+                    names += 1;
+                }
+            }
+            assert_eq!(normalize_name(&speaker), normalize_name_general(&speaker));
+        }
+        assert!(names > 50_000, "{names} names");
+        for name in [
+            "",
+            " ",
+            "...",
+            "\"C++,\"",
+            " Dr.  Patel\t\n",
+            "C#",
+            "\u{b}A\u{c}B\r",
+            "-x-",
+            "ΣΑΣ",
+            "Mel’s",
+            "“Orbit”",
+            "São  Paulo!",
+            "İstanbul",
+            "a\u{85}b",
+        ] {
+            assert_eq!(
+                normalize_name(name),
+                normalize_name_general(name),
+                "{name:?}"
+            );
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn normalize_name_paths_agree(name in "[ -~\t\n\u{b}\u{c}\r’ΣÉ]{0,24}") {
+            proptest::prop_assert_eq!(normalize_name(&name), normalize_name_general(&name));
+        }
     }
 
     #[test]
