@@ -748,3 +748,71 @@ fn two_gateways_asking_at_once_both_answer_from_the_first_call_stored() {
     assert_eq!(c.1.stats().served_from_shared, 1);
     assert_eq!(c.0.model_call(&key).unwrap().unwrap().0, id_a);
 }
+
+/// A calls stream that answers nothing (its server paused): the gateway's
+/// lookup is bounded and retried, then the request stops with
+/// `ModelError::SharedCalls` (a halt: nothing recorded) and no model
+/// request is made.
+#[test]
+fn a_paused_calls_stream_halts_the_request_within_its_retry_limit() {
+    use std::sync::Arc;
+    use strataflow::log::Store;
+    use strataflow::model::{ModelSettings, RecordingGateway};
+    use strataflow::operators::model::{
+        ChatMessage, ModelError, ModelGateway, ModelRequest, ToolSpec,
+    };
+    use strataflow::operators::operator::OperatorId;
+    use strataflow_cluster::calls::CallStream;
+
+    let model = ModelServer::answering(serde_json::json!({"events": []}));
+    let dir = tempfile::tempdir().unwrap();
+    let server = nats::single(dir.path());
+    let calls = CallStream::open(
+        &server.url(),
+        &strataflow_cluster::Subjects::new("strataflow").unwrap(),
+        None,
+        std::time::Duration::from_secs(2),
+    )
+    .unwrap();
+    let store = Arc::new(Store::open(dir.path().join("node")).unwrap());
+    let settings = ModelSettings {
+        base_url: model.base_url(),
+        model: "test-model".into(),
+        api_key_env: None,
+        ..ModelSettings::default()
+    };
+    let gateway = RecordingGateway::new(Arc::clone(&store), settings, false)
+        .unwrap()
+        .with_shared_calls(Arc::new(calls));
+    let request = ModelRequest {
+        operator: OperatorId::new("llm-extractor", 1),
+        model: "test-model".into(),
+        messages: vec![ChatMessage {
+            role: "user".into(),
+            content: "hello".into(),
+        }],
+        tool: ToolSpec {
+            name: "record".into(),
+            description: "d".into(),
+            parameters: serde_json::json!({"type": "object"}),
+        },
+        temperature: 0.0,
+        max_tokens: 16,
+    };
+    server.signal("STOP");
+    let started = std::time::Instant::now();
+    let err = gateway.complete(&request, "the test block").unwrap_err();
+    let waited = started.elapsed();
+    server.signal("CONT");
+    assert!(
+        matches!(&err, ModelError::SharedCalls { .. }) && err.halts(),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("retried for"), "{err}");
+    assert!(
+        waited < std::time::Duration::from_secs(30),
+        "waited {waited:?}"
+    );
+    assert_eq!(model.requests(), 0);
+    assert_eq!(store.count(RecordKind::ModelCall).unwrap(), 0);
+}
