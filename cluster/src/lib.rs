@@ -12,7 +12,14 @@
 //!
 //! The tenant is the unit of placement: a partition is a hash of the
 //! tenant, so every view of a tenant is complete on the one node owning it.
+//!
+//! Model calls are shared through a second stream ([`calls`]), one
+//! subject per request hash, where the first call published for a request
+//! is kept: a node's model gateway looks a request up there after its own
+//! log and before the model, so each request is paid for once in the
+//! cluster and a node rebuilding a tenant makes no model request.
 
+pub mod calls;
 pub mod node;
 pub mod publish;
 pub mod subject;
@@ -130,6 +137,44 @@ impl ClusterError {
     }
 }
 
+/// Connects a client on `runtime` (which then drives its connection) to
+/// `url` (comma-separated for a cluster), with its JetStream context.
+pub(crate) fn connect_client(
+    runtime: &tokio::runtime::Runtime,
+    url: &str,
+) -> Result<(async_nats::Client, jetstream::Context), ClusterError> {
+    let urls: Vec<String> = url.split(',').map(|u| u.trim().to_owned()).collect();
+    let client = runtime
+        .block_on(async {
+            // Connecting retries in the background; the flush waits for the
+            // first server's answer (and its INFO: whether it is
+            // clustered), bounded.
+            tokio::time::timeout(Duration::from_secs(20), async {
+                let client = async_nats::ConnectOptions::new()
+                    .retry_on_initial_connect()
+                    .connect(urls)
+                    .await?;
+                client.flush().await?;
+                Ok::<_, async_nats::Error>(client)
+            })
+            .await
+        })
+        .map_err(|_| ClusterError::Connect {
+            url: url.to_owned(),
+            detail: "no answer within 20 s".to_owned(),
+        })?
+        .map_err(|e| ClusterError::Connect {
+            url: url.to_owned(),
+            detail: e.to_string(),
+        })?;
+    // The context spawns its acknowledgement task on the runtime.
+    let context = {
+        let _inside = runtime.enter();
+        jetstream::new(client.clone())
+    };
+    Ok((client, context))
+}
+
 /// A connection: the client, its JetStream context and the runtime that
 /// drives them (the callers are plain threads).
 pub struct Connection {
@@ -147,35 +192,7 @@ impl Connection {
             .enable_all()
             .build()
             .map_err(ClusterError::Runtime)?;
-        let urls: Vec<String> = url.split(',').map(|u| u.trim().to_owned()).collect();
-        let client = runtime
-            .block_on(async {
-                // Connecting retries in the background; the flush waits
-                // for the first server's answer (and its INFO: whether it
-                // is clustered), bounded.
-                tokio::time::timeout(Duration::from_secs(20), async {
-                    let client = async_nats::ConnectOptions::new()
-                        .retry_on_initial_connect()
-                        .connect(urls)
-                        .await?;
-                    client.flush().await?;
-                    Ok::<_, async_nats::Error>(client)
-                })
-                .await
-            })
-            .map_err(|_| ClusterError::Connect {
-                url: url.to_owned(),
-                detail: "no answer within 20 s".to_owned(),
-            })?
-            .map_err(|e| ClusterError::Connect {
-                url: url.to_owned(),
-                detail: e.to_string(),
-            })?;
-        // The context spawns its acknowledgement task on the runtime.
-        let context = {
-            let _inside = runtime.enter();
-            jetstream::new(client.clone())
-        };
+        let (client, context) = connect_client(&runtime, url)?;
         Ok(Self {
             runtime,
             client,

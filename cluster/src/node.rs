@@ -10,7 +10,12 @@
 //! found by its external id and content and skipped, so each record is
 //! stored once. When a partition has nothing more for now, the persisted
 //! views of the node's tenants are brought up to the end of its log.
+//!
+//! The node derives with its data directory's default profile; a
+//! model-backed one asks the model through the model-call stream
+//! ([`crate::calls`]): a request any node made is answered from there.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_nats::jetstream::{self, consumer::pull};
@@ -22,7 +27,8 @@ use strataflow_log::record::{Message, Record};
 use strataflow_pipeline::log_seam::{Delivered, LogSource};
 use strataflow_pipeline::source::{Location, MessageInput};
 
-use crate::publish::decode_message;
+use crate::calls::CallStream;
+use crate::publish::{DEFAULT_PUBLISH_TIMEOUT, decode_message};
 use crate::{ClusterError, Connection, Subjects};
 
 /// How long a delivered message may wait for its acknowledgement before
@@ -248,16 +254,35 @@ fn published_id(message: &Message) -> Result<RecordId, ClusterError> {
 
 /// Runs a node until interrupted (or, with [`NodeOptions::drain`], until
 /// its partitions are consumed). `progress` gets the totals after every
-/// batch.
+/// batch. `memory`'s model requests go through the model-call stream for
+/// the run ([`Memory::set_shared_calls`]).
 pub fn run(
     connection: &Connection,
-    memory: &Memory,
+    memory: &mut Memory,
     options: &NodeOptions,
     progress: &mut dyn FnMut(&NodeReport),
 ) -> Result<NodeReport, ClusterError> {
     let subjects = Subjects::new(&options.prefix)?;
+    let calls = CallStream::open(connection.url(), &subjects, None, DEFAULT_PUBLISH_TIMEOUT)?;
+    memory.set_shared_calls(Some(Arc::new(calls)))?;
+    let result = consume(connection, memory, &subjects, options, progress);
+    // Stops sharing, which also saves the run's model call counters.
+    let stopped = memory.set_shared_calls(None);
+    let report = result?;
+    stopped?;
+    Ok(report)
+}
+
+/// The node loop of [`run`].
+fn consume(
+    connection: &Connection,
+    memory: &Memory,
+    subjects: &Subjects,
+    options: &NodeOptions,
+    progress: &mut dyn FnMut(&NodeReport),
+) -> Result<NodeReport, ClusterError> {
     let fresh = memory.threads()?.is_empty();
-    let mut source = PartitionSource::open(connection, &subjects, &options.partitions, fresh)?;
+    let mut source = PartitionSource::open(connection, subjects, &options.partitions, fresh)?;
     let ingester = memory.ingester(options.batch.max(1))?;
     let mut report = NodeReport::default();
     let mut stale_views = true;

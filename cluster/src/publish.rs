@@ -53,10 +53,10 @@ const MAX_HELD: usize = 8192;
 
 /// The first wait before a publish is sent again; it doubles up to
 /// [`MAX_BACKOFF`].
-const FIRST_BACKOFF: Duration = Duration::from_millis(50);
+pub(crate) const FIRST_BACKOFF: Duration = Duration::from_millis(50);
 
 /// The longest wait between two attempts of one publish.
-const MAX_BACKOFF: Duration = Duration::from_secs(2);
+pub(crate) const MAX_BACKOFF: Duration = Duration::from_secs(2);
 
 /// The longest wait for one attempt of anything the publisher asks the
 /// client (sending a publish, its ack, a read of a thread): an attempt that
@@ -198,7 +198,7 @@ struct JetStreamSink<'c> {
 }
 
 /// Whether an error of a publish may pass when it is sent again.
-fn transient(e: &PublishError) -> bool {
+pub(crate) fn transient(e: &PublishError) -> bool {
     !matches!(e.kind(), PublishErrorKind::MaxPayloadExceeded)
 }
 

@@ -1,10 +1,13 @@
-//! Subjects and partitions of the raw-message stream.
+//! Subjects and partitions of the raw-message stream, and the subjects of
+//! the model-call stream.
 //!
 //! A raw message goes to `<prefix>.l5.<partition>.<tenant>.<thread>`. The
 //! tenant and thread are escaped into subject tokens ([`escape_token`]);
 //! the partition is a stable hash of the tenant modulo the stream's
 //! partition count ([`partition_of`]), fixed when the stream is created
-//! and read back from its metadata ([`PARTITIONS_KEY`]) ever after.
+//! and read back from its metadata ([`PARTITIONS_KEY`]) ever after. A
+//! recorded model call goes to `<prefix>.calls.<request hash>` (64
+//! lower-case hex digits) in the stream `<prefix>_calls`.
 
 /// The stream metadata key holding the partition count.
 pub const PARTITIONS_KEY: &str = "strataflow.partitions";
@@ -93,6 +96,21 @@ impl Subjects {
         )
     }
 
+    /// The model-call stream's name.
+    pub fn calls_stream(&self) -> String {
+        format!("{}_calls", self.prefix)
+    }
+
+    /// Every subject of the model-call stream.
+    pub fn all_calls(&self) -> String {
+        format!("{}.calls.*", self.prefix)
+    }
+
+    /// The subject of the model call for a request hash.
+    pub fn call(&self, request_hash: &strataflow_log::Digest) -> String {
+        format!("{}.calls.{request_hash}", self.prefix)
+    }
+
     /// The durable consumer of a partition.
     pub fn consumer(&self, partition: u32) -> String {
         format!("{}_l5_p{partition}", self.prefix)
@@ -130,5 +148,8 @@ mod tests {
         let s = Subjects::new("sf").unwrap();
         assert!(s.thread(4, "a.b", "c d").ends_with(".a_2Eb.c_20d"));
         assert!(Subjects::new("a.b").is_err());
+        let hash = strataflow_log::RecordId([0xab; 32]);
+        assert_eq!(s.call(&hash), format!("sf.calls.{}", "ab".repeat(32)));
+        assert_eq!(s.calls_stream(), "sf_calls");
     }
 }

@@ -1,6 +1,9 @@
 //! The recording gateway: serves a request from its recorded `ModelCall`
-//! when the log has one, else (unless offline) asks the service, records
-//! the call durably, and answers from the recorded response.
+//! when the log has one, else from the shared calls of other processes
+//! when it has them ([`SharedCalls`], copied into the log), else (unless
+//! offline) asks the service, offers the call to the shared calls (the
+//! first call offered for a request is kept), records the kept call
+//! durably, and answers from the recorded response.
 
 use std::sync::Arc;
 use std::sync::mpsc;
@@ -13,6 +16,7 @@ use tokio::runtime::{Handle, Runtime, RuntimeFlavor};
 use super::client::{Completion, ModelClient};
 use super::response::parse_completion;
 use super::settings::ModelSettings;
+use super::shared::SharedCalls;
 use super::stats::{Counters, ModelCallStats};
 
 /// Most threads of the gateway's own runtime (requests are I/O-bound).
@@ -27,6 +31,7 @@ const RUNTIME_THREADS: usize = 2;
 pub struct RecordingGateway {
     store: Arc<Store>,
     online: Option<Online>,
+    shared: Option<Arc<dyn SharedCalls>>,
     counters: Counters,
 }
 
@@ -52,6 +57,7 @@ impl std::fmt::Debug for RecordingGateway {
         f.debug_struct("RecordingGateway")
             .field("store", &self.store)
             .field("client", &self.online.as_ref().map(|o| &o.client))
+            .field("shared", &self.shared.as_ref().map(|s| s.name()))
             .finish_non_exhaustive()
     }
 }
@@ -74,8 +80,17 @@ impl RecordingGateway {
         Ok(Self {
             store,
             online,
+            shared: None,
             counters: Counters::default(),
         })
+    }
+
+    /// Looks requests up in `shared` after the log (offline too: a lookup
+    /// is no model call) and offers it every call made; the call it keeps
+    /// is the one recorded and answered from.
+    pub fn with_shared_calls(mut self, shared: Arc<dyn SharedCalls>) -> Self {
+        self.shared = Some(shared);
+        self
     }
 
     /// Whether it answers only from the log.
@@ -102,6 +117,17 @@ impl RecordingGateway {
             self.counters.served_from_log();
             return Ok(reply);
         }
+        if let Some(shared) = &self.shared {
+            let found = shared
+                .find(&key)
+                .map_err(|e| shared_error(shared.as_ref(), "looking up", &key, subject, &e))?;
+            if let Some(call) = found {
+                let (id, stored) = self.record(call, &key, request, subject)?;
+                let reply = reply_from(&id, &stored, subject, true)?;
+                self.counters.served_from_shared();
+                return Ok(reply);
+            }
+        }
         let Some(online) = &self.online else {
             return Err(ModelError::Offline {
                 operator: request.operator.to_string(),
@@ -117,8 +143,38 @@ impl RecordingGateway {
             response: completion.body,
             usage: completion.usage,
         };
-        // Durable before the answer is used: a crash from here on never
-        // pays for this request again.
+        // Shared first: the call kept there (the first offered for this
+        // request, maybe another process's) is the one recorded here, so
+        // every process answers from the same response. Nothing is
+        // recorded unless it was kept or read back.
+        let call = match &self.shared {
+            Some(shared) => shared
+                .offer(call)
+                .map_err(|e| shared_error(shared.as_ref(), "offering", &key, subject, &e))?,
+            None => call,
+        };
+        let (id, stored) = self.record(call, &key, request, subject)?;
+        self.counters.made(completion.usage, completion.attempts);
+        reply_from(&id, &stored, subject, false)
+    }
+
+    /// Records a call durably (before its answer is used: a crash from here
+    /// on never pays for this request again) and returns what the log then
+    /// holds for the request (the first recorded call wins, so a fresh
+    /// reply and a replayed one are the same).
+    fn record(
+        &self,
+        call: ModelCall,
+        key: &Digest,
+        request: &ModelRequest,
+        subject: &str,
+    ) -> Result<(RecordId, ModelCall), ModelError> {
+        if call.request_hash != *key {
+            return Err(ModelError::local(format!(
+                "the model call given for request {key} of {} on {subject} is keyed {}",
+                request.operator, call.request_hash
+            )));
+        }
         self.store
             .append(&[Record::ModelCall(call)], Durability::Sync)
             .map_err(|e| {
@@ -127,16 +183,26 @@ impl RecordingGateway {
                     request.operator
                 ))
             })?;
-        self.counters.made(completion.usage, completion.attempts);
-        // Answer from what the log holds (the first recorded call wins), so
-        // a fresh reply and a replayed one are the same.
-        let (id, stored) = self.recorded(&key)?.ok_or_else(|| {
+        self.recorded(key)?.ok_or_else(|| {
             ModelError::local(format!(
                 "model call {key} for {} on {subject} was appended but is not indexed",
                 request.operator
             ))
-        })?;
-        reply_from(&id, &stored, subject, false)
+        })
+    }
+}
+
+/// A failure of the shared calls: a halt (nothing of the run recorded).
+fn shared_error(
+    shared: &dyn SharedCalls,
+    doing: &str,
+    key: &Digest,
+    subject: &str,
+    e: &super::shared::SharedCallsError,
+) -> ModelError {
+    ModelError::SharedCalls {
+        log: shared.name(),
+        detail: format!("{doing} the call for request {key} on {subject}: {e}"),
     }
 }
 

@@ -15,6 +15,10 @@ pub struct ModelCallStats {
     pub made: u64,
     /// Requests answered from a recorded call, with no HTTP request.
     pub served_from_log: u64,
+    /// Requests answered from a call another process made (the shared
+    /// calls: a cluster's calls stream), copied into this log, with no
+    /// HTTP request.
+    pub served_from_shared: u64,
     /// Requests that ended in an error (offline miss, service unavailable,
     /// unusable answer, configuration). From the log: recorded calls whose
     /// answer is unusable.
@@ -32,6 +36,7 @@ pub struct ModelCallStats {
 pub(crate) struct Counters {
     made: AtomicU64,
     served_from_log: AtomicU64,
+    served_from_shared: AtomicU64,
     failed: AtomicU64,
     retries: AtomicU64,
     prompt_tokens: AtomicU64,
@@ -53,6 +58,10 @@ impl Counters {
         self.served_from_log.fetch_add(1, Ordering::Relaxed);
     }
 
+    pub(crate) fn served_from_shared(&self) {
+        self.served_from_shared.fetch_add(1, Ordering::Relaxed);
+    }
+
     pub(crate) fn failed(&self) {
         self.failed.fetch_add(1, Ordering::Relaxed);
     }
@@ -61,6 +70,7 @@ impl Counters {
         ModelCallStats {
             made: self.made.load(Ordering::Relaxed),
             served_from_log: self.served_from_log.load(Ordering::Relaxed),
+            served_from_shared: self.served_from_shared.load(Ordering::Relaxed),
             failed: self.failed.load(Ordering::Relaxed),
             retries: self.retries.load(Ordering::Relaxed),
             prompt_tokens: self.prompt_tokens.load(Ordering::Relaxed),
@@ -71,8 +81,9 @@ impl Counters {
 
 /// Totals over every `ModelCall` in the log (O(model calls), through the
 /// kind index): `made` = records, `failed` = records whose stored answer is
-/// unusable, tokens summed; `served_from_log` and `retries` are not
-/// recorded and stay 0.
+/// unusable, tokens summed; `served_from_log`, `served_from_shared` and
+/// `retries` are not recorded and stay 0 (a call copied from the shared
+/// calls counts as made here: subtract the run counters' count of them).
 pub fn model_call_totals(store: &Store) -> Result<ModelCallStats, StoreError> {
     let mut stats = ModelCallStats::default();
     for entry in store.ids_of_kind(RecordKind::ModelCall) {

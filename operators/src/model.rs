@@ -199,6 +199,20 @@ pub enum ModelError {
         /// What is wrong with it.
         problem: String,
     },
+    /// The log of calls shared with other processes (a cluster's calls
+    /// stream, looked up before the model and offered every call made)
+    /// did not answer within its retries, or holds something that is not a
+    /// call for the request. Stops the job: nothing of the halted run is
+    /// recorded, and a later run derives it.
+    #[error(
+        "model calls of {log}: {detail}; stopped, nothing of the halted run was recorded: run it again once it answers"
+    )]
+    SharedCalls {
+        /// The shared log (e.g. `stream strataflow_calls`).
+        log: String,
+        /// What failed.
+        detail: String,
+    },
     /// The gateway is misconfigured (no model, no API key variable set).
     /// Stops the job.
     #[error("model configuration: {problem}")]
@@ -240,7 +254,10 @@ impl ModelError {
     pub fn halts(&self) -> bool {
         matches!(
             self,
-            Self::Offline { .. } | Self::Config { .. } | Self::Unreachable { .. }
+            Self::Offline { .. }
+                | Self::Config { .. }
+                | Self::Unreachable { .. }
+                | Self::SharedCalls { .. }
         )
     }
 }

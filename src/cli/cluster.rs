@@ -103,7 +103,7 @@ pub(super) fn ingest(
 
 /// `node --nats URL --partitions a,b,…`.
 pub(super) fn node(out: &mut dyn Write, dir: &Path, args: &NodeArgs) -> Result<(), Failure> {
-    let memory = super::open(dir)?;
+    let mut memory = super::open(dir)?;
     let connection = strataflow_cluster::Connection::connect(&args.nats)?;
     let options = strataflow_cluster::node::NodeOptions {
         prefix: args.prefix.clone(),
@@ -112,7 +112,7 @@ pub(super) fn node(out: &mut dyn Write, dir: &Path, args: &NodeArgs) -> Result<(
         drain: args.drain,
     };
     let quiet = args.quiet;
-    let report = strataflow_cluster::node::run(&connection, &memory, &options, &mut |r| {
+    let report = strataflow_cluster::node::run(&connection, &mut memory, &options, &mut |r| {
         if !quiet {
             eprintln!(
                 "node: {} delivered, {} stored, {} already stored, {} batches",

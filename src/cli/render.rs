@@ -318,10 +318,15 @@ pub fn status(out: &mut dyn Write, s: &DerivationStatus, json: bool) -> io::Resu
         )?;
     }
     let m = &s.model_calls;
-    if m.made + m.served_from_log + m.failed > 0 {
+    if m.made + m.served_from_log + m.served_from_shared + m.failed > 0 {
+        let shared = if m.served_from_shared > 0 {
+            format!(", {} copied from other nodes' calls", m.served_from_shared)
+        } else {
+            String::new()
+        };
         writeln!(
             out,
-            "  model calls: {} made ({} prompt + {} completion tokens), {} served from the log, {} failed, {} retried",
+            "  model calls: {} made ({} prompt + {} completion tokens), {} served from the log{shared}, {} failed, {} retried",
             m.made, m.prompt_tokens, m.completion_tokens, m.served_from_log, m.failed, m.retries
         )?;
     }

@@ -1,7 +1,8 @@
 //! Scale-out on NATS JetStream (issue 20): `ingest --nats` publishes raw
 //! messages to the shared stream, `node` materialises the partitions it
-//! owns into its own data directory. Real `nats-server` processes
-//! (`support::nats`), loopback only.
+//! owns into its own data directory; model calls are shared through the
+//! calls stream. Real `nats-server` processes (`support::nats`) and a
+//! scripted model server (`support::model_server`), loopback only.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -10,6 +11,8 @@ use std::path::Path;
 use strataflow::log::record::RecordKind;
 
 use super::common::ok;
+use super::support::mirror_model;
+use super::support::model_server::{ModelServer, Reply};
 use super::support::nats;
 
 /// Every record id of a data directory.
@@ -507,4 +510,309 @@ fn a_paused_nats_server_makes_the_ingest_exit_1_naming_the_message() {
     assert!(stderr.contains("archive.jsonl:"), "{stderr}");
     assert!(stderr.contains("of thread `"), "{stderr}");
     assert!(stderr.contains("retried for"), "{stderr}");
+}
+
+/// Makes the `llm` profile (the three `llm-*` operators against the
+/// scripted model at `base_url`) the default of a data directory, with the
+/// CLI, as for a single-node ingest.
+fn use_llm_profile(data: &Path, base_url: &str) {
+    ok(data, &["init"]);
+    ok(
+        data,
+        &[
+            "profile",
+            "create",
+            "llm",
+            "--summarizer",
+            "llm-summarizer@1",
+            "--extractor",
+            "llm-extractor@1",
+            "--projector",
+            "llm-projector@1",
+            "--model",
+            "scripted",
+            "--base-url",
+            base_url,
+            "--concurrency",
+            "2",
+            "--timeout",
+            "10",
+        ],
+    );
+    ok(data, &["profile", "set-default", "llm"]);
+}
+
+/// Model calls shared through the calls stream: three nodes deriving with a
+/// model-backed profile equal a single-node ingest with it (records, model
+/// calls included, and view digests); a node whose data directory is
+/// deleted rebuilds from the two streams alone with zero model requests
+/// (the scripted server counts them) and the same digests.
+#[test]
+fn a_deleted_node_rebuilds_with_zero_model_requests_from_the_calls_stream() {
+    let model = ModelServer::start(|body| Reply::Tool(mirror_model::answer(body)));
+    let dir = tempfile::tempdir().unwrap();
+    let cluster = nats::cluster(dir.path());
+    let archive = generate(dir.path(), 1200, 12);
+    let file = archive.to_str().unwrap();
+    let single = dir.path().join("single");
+    use_llm_profile(&single, &model.base_url());
+    ok(&single, &["ingest", "-q", file]);
+    let single_requests = model.requests();
+    assert!(single_requests > 0, "the single-node ingest asked nothing");
+    ok(
+        dir.path(),
+        &[
+            "ingest",
+            "--nats",
+            &cluster.urls(),
+            "--stream-partitions",
+            "6",
+            "-q",
+            file,
+        ],
+    );
+    let nodes: Vec<std::path::PathBuf> = (0..3)
+        .map(|i| dir.path().join(format!("node-{i}")))
+        .collect();
+    for node in &nodes {
+        use_llm_profile(node, &model.base_url());
+    }
+    // Each node talks to another server of the cluster.
+    let partitions = ["0,3", "1,4", "2,5"];
+    let handles: Vec<_> = nodes
+        .iter()
+        .zip(partitions)
+        .zip(&cluster.servers)
+        .map(|((data, partitions), server)| {
+            let (data, url) = (data.clone(), server.url());
+            std::thread::spawn(move || {
+                ok(
+                    &data,
+                    &[
+                        "node",
+                        "--nats",
+                        &url,
+                        "--partitions",
+                        partitions,
+                        "--drain",
+                        "-q",
+                    ],
+                )
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+    let node_requests = model.requests() - single_requests;
+    assert!(node_requests > 0, "the nodes asked the model nothing");
+    let refs: Vec<&Path> = nodes.iter().map(std::path::PathBuf::as_path).collect();
+    assert_union_equals_single(&single, &refs);
+    let calls = record_count(&single, RecordKind::ModelCall);
+    assert!(calls > 0);
+    // Every call any node made is on the stream, once.
+    let (on_stream, _) = cluster.servers[0].stream_state("strataflow_calls");
+    assert_eq!(on_stream, calls, "calls on the stream");
+    let digests_before = view_digests(&nodes[0]);
+    assert!(!digests_before.is_empty());
+
+    std::fs::remove_dir_all(&nodes[0]).unwrap();
+    use_llm_profile(&nodes[0], &model.base_url());
+    let rebuilt = ok(
+        &nodes[0],
+        &[
+            "node",
+            "--nats",
+            &cluster.servers[1].url(),
+            "--partitions",
+            partitions[0],
+            "--drain",
+            "-q",
+        ],
+    );
+    assert!(!rebuilt.contains(" 0 messages delivered"), "{rebuilt}");
+    assert_eq!(
+        model.requests() - single_requests,
+        node_requests,
+        "the rebuild asked the model"
+    );
+    assert_eq!(view_digests(&nodes[0]), digests_before);
+    assert_union_equals_single(&single, &refs);
+    let status = ok(&nodes[0], &["status"]);
+    assert!(
+        status.contains("copied from other nodes' calls"),
+        "{status}"
+    );
+}
+
+/// Records of one kind in a data directory.
+fn record_count(data: &Path, kind: RecordKind) -> u64 {
+    strataflow::Memory::open_existing(data)
+        .unwrap()
+        .store()
+        .count(kind)
+        .unwrap()
+}
+
+/// Two gateways (two nodes) asking the same request at once, from a model
+/// that answers each request differently: both ask the model, the first
+/// call published is kept, and both answer from it and record it (the
+/// same record); a third asks the model nothing.
+#[test]
+fn two_gateways_asking_at_once_both_answer_from_the_first_call_stored() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::{Arc, Barrier};
+    use strataflow::log::Store;
+    use strataflow::model::{ModelSettings, RecordingGateway};
+    use strataflow::operators::model::{ChatMessage, ModelGateway, ModelRequest, ToolSpec};
+    use strataflow::operators::operator::OperatorId;
+    use strataflow_cluster::calls::CallStream;
+
+    let answers = AtomicUsize::new(0);
+    let model = ModelServer::start(move |_| {
+        let n = answers.fetch_add(1, Ordering::SeqCst);
+        Reply::Tool(serde_json::json!({"events": [{"title": format!("answer {n}")}]}))
+    });
+    // Both requests are in flight at once: each lookup misses.
+    model.set_latency(std::time::Duration::from_millis(1500));
+    let dir = tempfile::tempdir().unwrap();
+    let server = nats::single(dir.path());
+    let subjects = strataflow_cluster::Subjects::new("strataflow").unwrap();
+    let settings = ModelSettings {
+        base_url: model.base_url(),
+        model: "test-model".into(),
+        api_key_env: None,
+        timeout: std::time::Duration::from_secs(10),
+        ..ModelSettings::default()
+    };
+    let node = |name: &str| {
+        let store = Arc::new(Store::open(dir.path().join(name)).unwrap());
+        let calls = CallStream::open(
+            &server.url(),
+            &subjects,
+            None,
+            std::time::Duration::from_secs(20),
+        )
+        .unwrap();
+        let gateway = RecordingGateway::new(Arc::clone(&store), settings.clone(), false)
+            .unwrap()
+            .with_shared_calls(Arc::new(calls));
+        (store, gateway)
+    };
+    let request = ModelRequest {
+        operator: OperatorId::new("llm-extractor", 1),
+        model: "test-model".into(),
+        messages: vec![ChatMessage {
+            role: "user".into(),
+            content: "We moved to Lisbon.".into(),
+        }],
+        tool: ToolSpec {
+            name: "record".into(),
+            description: "Record the events.".into(),
+            parameters: serde_json::json!({"type": "object"}),
+        },
+        temperature: 0.0,
+        max_tokens: 64,
+    };
+    let (a, b) = (node("a"), node("b"));
+    let barrier = Barrier::new(2);
+    let ask = |gateway: &RecordingGateway| {
+        barrier.wait();
+        gateway.complete(&request, "the test block").unwrap()
+    };
+    let (reply_a, reply_b) = std::thread::scope(|s| {
+        let first = s.spawn(|| ask(&a.1));
+        let second = s.spawn(|| ask(&b.1));
+        (first.join().unwrap(), second.join().unwrap())
+    });
+    assert_eq!(model.requests(), 2, "both asked the model");
+    assert_eq!(reply_a, reply_b, "both answer from the call kept");
+    let key = request.key();
+    let (id_a, call_a) = a.0.model_call(&key).unwrap().unwrap();
+    let (id_b, _) = b.0.model_call(&key).unwrap().unwrap();
+    assert_eq!(id_a, id_b, "both recorded the same call");
+    assert!(
+        ["answer 0", "answer 1"]
+            .iter()
+            .any(|t| call_a.response.contains(t))
+    );
+    assert_eq!(server.stream_state("strataflow_calls").0, 1);
+    assert_eq!(a.1.stats().made + b.1.stats().made, 2);
+
+    // A third node finds it on the stream: no request, the same record.
+    let c = node("c");
+    let reply_c = c.1.complete(&request, "the test block").unwrap();
+    assert_eq!(model.requests(), 2, "the third asked the model");
+    assert_eq!(reply_c.arguments, reply_a.arguments);
+    assert!(reply_c.from_log);
+    assert_eq!(c.1.stats().served_from_shared, 1);
+    assert_eq!(c.0.model_call(&key).unwrap().unwrap().0, id_a);
+}
+
+/// A calls stream that answers nothing (its server paused): the gateway's
+/// lookup is bounded and retried, then the request stops with
+/// `ModelError::SharedCalls` (a halt: nothing recorded) and no model
+/// request is made.
+#[test]
+fn a_paused_calls_stream_halts_the_request_within_its_retry_limit() {
+    use std::sync::Arc;
+    use strataflow::log::Store;
+    use strataflow::model::{ModelSettings, RecordingGateway};
+    use strataflow::operators::model::{
+        ChatMessage, ModelError, ModelGateway, ModelRequest, ToolSpec,
+    };
+    use strataflow::operators::operator::OperatorId;
+    use strataflow_cluster::calls::CallStream;
+
+    let model = ModelServer::answering(serde_json::json!({"events": []}));
+    let dir = tempfile::tempdir().unwrap();
+    let server = nats::single(dir.path());
+    let calls = CallStream::open(
+        &server.url(),
+        &strataflow_cluster::Subjects::new("strataflow").unwrap(),
+        None,
+        std::time::Duration::from_secs(2),
+    )
+    .unwrap();
+    let store = Arc::new(Store::open(dir.path().join("node")).unwrap());
+    let settings = ModelSettings {
+        base_url: model.base_url(),
+        model: "test-model".into(),
+        api_key_env: None,
+        ..ModelSettings::default()
+    };
+    let gateway = RecordingGateway::new(Arc::clone(&store), settings, false)
+        .unwrap()
+        .with_shared_calls(Arc::new(calls));
+    let request = ModelRequest {
+        operator: OperatorId::new("llm-extractor", 1),
+        model: "test-model".into(),
+        messages: vec![ChatMessage {
+            role: "user".into(),
+            content: "hello".into(),
+        }],
+        tool: ToolSpec {
+            name: "record".into(),
+            description: "d".into(),
+            parameters: serde_json::json!({"type": "object"}),
+        },
+        temperature: 0.0,
+        max_tokens: 16,
+    };
+    server.signal("STOP");
+    let started = std::time::Instant::now();
+    let err = gateway.complete(&request, "the test block").unwrap_err();
+    let waited = started.elapsed();
+    server.signal("CONT");
+    assert!(
+        matches!(&err, ModelError::SharedCalls { .. }) && err.halts(),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("retried for"), "{err}");
+    assert!(
+        waited < std::time::Duration::from_secs(30),
+        "waited {waited:?}"
+    );
+    assert_eq!(model.requests(), 0);
+    assert_eq!(store.count(RecordKind::ModelCall).unwrap(), 0);
 }

@@ -6,7 +6,9 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use strataflow_model::{ModelCallStats, ModelSettings, RecordingGateway, model_call_totals};
+use strataflow_model::{
+    ModelCallStats, ModelSettings, RecordingGateway, SharedCalls, model_call_totals,
+};
 use strataflow_operators::model::{ModelError, ModelGateway, ModelReply, ModelRequest};
 use strataflow_operators::profile::{ModelEndpoint, Profile, Registry};
 
@@ -23,14 +25,18 @@ pub struct ModelCallTotals {
     pub made: u64,
     /// Requests answered from a recorded call, with no HTTP request.
     pub served_from_log: u64,
+    /// Requests answered from a call another process made (a cluster's
+    /// calls stream), recorded here with no HTTP request; not in `made`.
+    pub served_from_shared: u64,
     /// Requests that ended in an error (service unavailable after retries,
     /// unusable answer, offline miss).
     pub failed: u64,
     /// HTTP requests retried beyond the first attempt of each call.
     pub retries: u64,
-    /// Prompt tokens of the calls made.
+    /// Prompt tokens of the recorded calls (those copied from other
+    /// processes included).
     pub prompt_tokens: u64,
-    /// Completion tokens of the calls made.
+    /// Completion tokens of the recorded calls (likewise).
     pub completion_tokens: u64,
 }
 
@@ -38,6 +44,8 @@ pub struct ModelCallTotals {
 #[derive(Clone, Copy, Debug, Default, serde::Serialize, serde::Deserialize)]
 struct RunCounters {
     served_from_log: u64,
+    #[serde(default)]
+    served_from_shared: u64,
     failed: u64,
     retries: u64,
 }
@@ -50,13 +58,19 @@ struct LazyGateway {
     store: Arc<strataflow_log::Store>,
     settings: ModelSettings,
     offline: bool,
+    shared: Option<Arc<dyn SharedCalls>>,
     gateway: std::sync::OnceLock<Result<RecordingGateway, ModelError>>,
 }
 
 impl LazyGateway {
     fn connected(&self) -> &Result<RecordingGateway, ModelError> {
         self.gateway.get_or_init(|| {
-            RecordingGateway::new(self.store.clone(), self.settings.clone(), self.offline)
+            let gateway =
+                RecordingGateway::new(self.store.clone(), self.settings.clone(), self.offline)?;
+            Ok(match &self.shared {
+                Some(shared) => gateway.with_shared_calls(Arc::clone(shared)),
+                None => gateway,
+            })
         })
     }
 
@@ -87,6 +101,7 @@ struct Shared {
 #[derive(Default)]
 pub(super) struct Gateways {
     offline: bool,
+    shared: Option<Arc<dyn SharedCalls>>,
     by_endpoint: Mutex<BTreeMap<String, Shared>>,
 }
 
@@ -145,6 +160,26 @@ impl Memory {
         Ok(())
     }
 
+    /// Looks model requests up in `shared` (calls made by other processes,
+    /// e.g. a cluster's calls stream) after the log and before the model,
+    /// and offers it every call made; the call it keeps is the one
+    /// recorded (see [`SharedCalls`]). `None` stops sharing. Gateways
+    /// already connected are dropped (their counters saved first), so the
+    /// setting holds for every later call.
+    pub fn set_shared_calls(
+        &mut self,
+        shared: Option<Arc<dyn SharedCalls>>,
+    ) -> Result<(), MemoryError> {
+        self.save_model_counters()?;
+        self.gateways
+            .by_endpoint
+            .get_mut()
+            .map_err(|_| MemoryError::GatewayPoisoned)?
+            .clear();
+        self.gateways.shared = shared;
+        Ok(())
+    }
+
     /// Whether this `Memory` is offline.
     pub fn is_offline(&self) -> bool {
         self.gateways.offline
@@ -191,6 +226,7 @@ impl Memory {
             store: self.store.clone(),
             settings: settings(endpoint),
             offline: self.gateways.offline,
+            shared: self.gateways.shared.clone(),
             gateway: std::sync::OnceLock::new(),
         });
         gateways.insert(
@@ -216,6 +252,7 @@ impl Memory {
         for shared in gateways.values_mut() {
             let now = shared.gateway.stats();
             delta.served_from_log += now.served_from_log - shared.saved.served_from_log;
+            delta.served_from_shared += now.served_from_shared - shared.saved.served_from_shared;
             delta.failed += now.failed - shared.saved.failed;
             delta.retries += now.retries - shared.saved.retries;
             shared.saved = now;
@@ -241,6 +278,7 @@ impl Memory {
             .map_err(|_| MemoryError::GatewayPoisoned)?;
         let result = self.add_run_counters(RunCounters {
             served_from_log: calls.served_from_log,
+            served_from_shared: 0,
             failed: calls.failed,
             retries: calls.retries,
         });
@@ -251,11 +289,12 @@ impl Memory {
     /// Adds `delta` to the stored totals (the caller holds the gateways'
     /// lock).
     fn add_run_counters(&self, delta: RunCounters) -> Result<(), MemoryError> {
-        if delta.served_from_log + delta.failed + delta.retries == 0 {
+        if delta.served_from_log + delta.served_from_shared + delta.failed + delta.retries == 0 {
             return Ok(());
         }
         let mut stored = self.run_counters()?;
         stored.served_from_log += delta.served_from_log;
+        stored.served_from_shared += delta.served_from_shared;
         stored.failed += delta.failed;
         stored.retries += delta.retries;
         let text = serde_json::to_string(&stored).map_err(|source| super::ConfigError::Encode {
@@ -279,13 +318,15 @@ impl Memory {
     }
 
     /// Model calls of this data directory: calls made and tokens from the
-    /// `ModelCall` records, the rest from the counters runs saved.
+    /// `ModelCall` records (less those copied from other processes), the
+    /// rest from the counters runs saved.
     pub fn model_calls(&self) -> Result<ModelCallTotals, MemoryError> {
         let log = model_call_totals(&self.store)?;
         let runs = self.run_counters()?;
         Ok(ModelCallTotals {
-            made: log.made,
+            made: log.made.saturating_sub(runs.served_from_shared),
             served_from_log: runs.served_from_log,
+            served_from_shared: runs.served_from_shared,
             failed: runs.failed,
             retries: runs.retries,
             prompt_tokens: log.prompt_tokens,
