@@ -16,6 +16,9 @@ use std::time::{Duration, Instant};
 
 /// How long a server (or a cluster) may take to be ready.
 const START: Duration = Duration::from_secs(60);
+/// Starts of a server or cluster, each on fresh ports: a port found free
+/// can be taken by another test before the server binds it.
+const START_ATTEMPTS: usize = 3;
 
 /// The `nats-server` binary, or a panic saying how to install it.
 pub fn server_binary() -> PathBuf {
@@ -80,11 +83,13 @@ impl NatsServer {
             .file_stem()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
+        // Its log beside the configuration, for a start that fails.
+        let log = std::fs::File::create(config.with_extension("log")).unwrap();
         let child = Command::new(server_binary())
             .arg("-c")
             .arg(config)
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(log)
             .spawn()
             .unwrap();
         Self {
@@ -174,7 +179,7 @@ impl NatsServer {
     pub fn restart(&mut self) {
         self.kill();
         *self = Self::spawn(&self.config.clone(), self.port, self.http_port);
-        wait_healthy(std::slice::from_ref(self));
+        wait_healthy(std::slice::from_mut(self));
     }
 }
 
@@ -185,20 +190,58 @@ impl Drop for NatsServer {
 }
 
 /// Waits until every server is healthy, or panics after [`START`].
-fn wait_healthy(servers: &[NatsServer]) {
+fn wait_healthy(servers: &mut [NatsServer]) {
+    if let Err(why) = wait_ready(servers) {
+        panic!("{why}");
+    }
+}
+
+/// Waits until every server is healthy; the reason when one exits first
+/// or [`START`] passes.
+fn wait_ready(servers: &mut [NatsServer]) -> Result<(), String> {
     let deadline = Instant::now() + START;
     while !servers.iter().all(NatsServer::healthy) {
-        assert!(
-            Instant::now() < deadline,
-            "nats-server not ready within {START:?} (ports {:?})",
-            servers.iter().map(|s| s.port).collect::<Vec<_>>()
-        );
+        for server in servers.iter_mut() {
+            if let Some(Ok(Some(status))) = server.child.as_mut().map(Child::try_wait) {
+                let log = std::fs::read_to_string(server.config.with_extension("log"))
+                    .unwrap_or_default();
+                return Err(format!(
+                    "nats-server {} exited ({status}) before it was ready: {}",
+                    server.name,
+                    log.lines().last().unwrap_or("no log")
+                ));
+            }
+        }
+        if Instant::now() >= deadline {
+            return Err(format!(
+                "nats-server not ready within {START:?} (ports {:?})",
+                servers.iter().map(|s| s.port).collect::<Vec<_>>()
+            ));
+        }
         std::thread::sleep(Duration::from_millis(100));
     }
+    Ok(())
+}
+
+/// Starts servers with `start` (fresh ports each time) until all are
+/// ready, up to [`START_ATTEMPTS`] times; panics with every reason.
+fn start_ready(mut start: impl FnMut() -> Vec<NatsServer>) -> Vec<NatsServer> {
+    let mut reasons = Vec::new();
+    for _ in 0..START_ATTEMPTS {
+        let mut servers = start();
+        match wait_ready(&mut servers) {
+            Ok(()) => return servers,
+            Err(why) => reasons.push(why),
+        }
+        // Dropping them kills them before the next attempt.
+    }
+    panic!("{}", reasons.join("; then "));
 }
 
 fn write_config(dir: &Path, name: &str, port: u16, http_port: u16, cluster: &str) -> PathBuf {
     let store = dir.join(format!("{name}-store"));
+    // A failed earlier start may have left a store behind.
+    let _ = std::fs::remove_dir_all(&store);
     std::fs::create_dir_all(&store).unwrap();
     let config = dir.join(format!("{name}.conf"));
     std::fs::write(
@@ -215,11 +258,12 @@ fn write_config(dir: &Path, name: &str, port: u16, http_port: u16, cluster: &str
 
 /// A single JetStream server.
 pub fn single(dir: &Path) -> NatsServer {
-    let (port, http_port) = (free_port(), free_port());
-    let config = write_config(dir, "n0", port, http_port, "");
-    let server = NatsServer::spawn(&config, port, http_port);
-    wait_healthy(std::slice::from_ref(&server));
-    server
+    let mut servers = start_ready(|| {
+        let (port, http_port) = (free_port(), free_port());
+        let config = write_config(dir, "n0", port, http_port, "");
+        vec![NatsServer::spawn(&config, port, http_port)]
+    });
+    servers.remove(0)
 }
 
 /// A 3-server JetStream cluster with routes on loopback.
@@ -241,13 +285,19 @@ impl NatsCluster {
 
 /// Starts 3 servers routed to each other and waits for all to be ready.
 pub fn cluster(dir: &Path) -> NatsCluster {
+    let servers = start_ready(|| cluster_servers(dir));
+    NatsCluster { servers }
+}
+
+/// 3 servers routed to each other, on fresh ports, not yet ready.
+fn cluster_servers(dir: &Path) -> Vec<NatsServer> {
     let routes: Vec<u16> = (0..3).map(|_| free_port()).collect();
     let route_list = routes
         .iter()
         .map(|p| format!("nats-route://127.0.0.1:{p}"))
         .collect::<Vec<_>>()
         .join(", ");
-    let servers: Vec<NatsServer> = routes
+    routes
         .iter()
         .enumerate()
         .map(|(i, route)| {
@@ -258,7 +308,5 @@ pub fn cluster(dir: &Path) -> NatsCluster {
             let config = write_config(dir, &format!("n{i}"), port, http_port, &block);
             NatsServer::spawn(&config, port, http_port)
         })
-        .collect();
-    wait_healthy(&servers);
-    NatsCluster { servers }
+        .collect()
 }
