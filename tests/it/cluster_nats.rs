@@ -11,6 +11,7 @@ use std::path::Path;
 use strataflow::log::record::RecordKind;
 
 use super::common::ok;
+use super::support::llm_profile::create_llm_profile_with_cli;
 use super::support::mirror_model;
 use super::support::model_server::{ModelServer, Reply};
 use super::support::nats;
@@ -517,28 +518,7 @@ fn a_paused_nats_server_makes_the_ingest_exit_1_naming_the_message() {
 /// CLI, as for a single-node ingest.
 fn use_llm_profile(data: &Path, base_url: &str) {
     ok(data, &["init"]);
-    ok(
-        data,
-        &[
-            "profile",
-            "create",
-            "llm",
-            "--summarizer",
-            "llm-summarizer@1",
-            "--extractor",
-            "llm-extractor@1",
-            "--projector",
-            "llm-projector@1",
-            "--model",
-            "scripted",
-            "--base-url",
-            base_url,
-            "--concurrency",
-            "2",
-            "--timeout",
-            "10",
-        ],
-    );
+    create_llm_profile_with_cli(data, base_url);
     ok(data, &["profile", "set-default", "llm"]);
 }
 

@@ -356,7 +356,7 @@ mod display {
 mod model_endpoint {
     use super::*;
     use std::time::{Duration, Instant};
-    use support::llm_profile::write_archive;
+    use support::llm_profile::{create_llm_profile_with_cli, write_archive};
     use support::mirror_model;
     use support::model_server::{ModelServer, Reply};
 
@@ -366,31 +366,6 @@ mod model_endpoint {
         let port = listener.local_addr().unwrap().port();
         drop(listener);
         format!("http://127.0.0.1:{port}/v1")
-    }
-
-    fn create_profile(data: &Path, base_url: &str) {
-        ok(
-            data,
-            &[
-                "profile",
-                "create",
-                "llm",
-                "--summarizer",
-                "llm-summarizer@1",
-                "--extractor",
-                "llm-extractor@1",
-                "--projector",
-                "llm-projector@1",
-                "--model",
-                "scripted",
-                "--base-url",
-                base_url,
-                "--concurrency",
-                "2",
-                "--timeout",
-                "10",
-            ],
-        );
     }
 
     fn operator_state(data: &Path) -> Vec<(u64, u64, u64)> {
@@ -414,7 +389,7 @@ mod model_endpoint {
             &["ingest", file.to_str().unwrap(), "--no-derive", "--quiet"],
         );
         let closed = closed_base_url();
-        create_profile(&data, &closed);
+        create_llm_profile_with_cli(&data, &closed);
 
         let started = Instant::now();
         let out = run(&data, &["resume", "--profile", "llm"]);
@@ -441,7 +416,7 @@ mod model_endpoint {
 
         // With a working endpoint, the same profile derives every block.
         let server = ModelServer::start(|body| Reply::Tool(mirror_model::answer(body)));
-        create_profile(&data, &server.base_url());
+        create_llm_profile_with_cli(&data, &server.base_url());
         ok(&data, &["ingest", more.to_str().unwrap(), "--quiet"]);
         ok(&data, &["resume", "--profile", "llm"]);
         let memory = strataflow::Memory::open(&data).unwrap();

@@ -149,12 +149,7 @@ impl Memory {
     /// so the setting holds for every later call.
     pub fn set_offline(&mut self, offline: bool) -> Result<(), MemoryError> {
         if self.gateways.offline != offline {
-            self.save_model_counters()?;
-            self.gateways
-                .by_endpoint
-                .get_mut()
-                .map_err(|_| MemoryError::GatewayPoisoned)?
-                .clear();
+            self.drop_gateways()?;
         }
         self.gateways.offline = offline;
         Ok(())
@@ -170,13 +165,20 @@ impl Memory {
         &mut self,
         shared: Option<Arc<dyn SharedCalls>>,
     ) -> Result<(), MemoryError> {
+        self.drop_gateways()?;
+        self.gateways.shared = shared;
+        Ok(())
+    }
+
+    /// Drops the connected gateways, their counters saved first, so that
+    /// the next call connects with the current settings.
+    fn drop_gateways(&mut self) -> Result<(), MemoryError> {
         self.save_model_counters()?;
         self.gateways
             .by_endpoint
             .get_mut()
             .map_err(|_| MemoryError::GatewayPoisoned)?
             .clear();
-        self.gateways.shared = shared;
         Ok(())
     }
 

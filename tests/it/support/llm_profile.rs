@@ -59,3 +59,30 @@ pub fn save_llm_profile(memory: &Memory, base_url: &str) {
         ))
         .unwrap();
 }
+
+/// The same `llm` profile created with the CLI (`profile create`) in the
+/// data directory `data`.
+pub fn create_llm_profile_with_cli(data: &Path, base_url: &str) {
+    crate::common::ok(
+        data,
+        &[
+            "profile",
+            "create",
+            LLM,
+            "--summarizer",
+            "llm-summarizer@1",
+            "--extractor",
+            "llm-extractor@1",
+            "--projector",
+            "llm-projector@1",
+            "--model",
+            "scripted",
+            "--base-url",
+            base_url,
+            "--concurrency",
+            "2",
+            "--timeout",
+            "10",
+        ],
+    );
+}
