@@ -48,6 +48,10 @@ fn view_digests(data: &Path) -> BTreeMap<(String, String), String> {
 }
 
 fn generate(dir: &Path, messages: u32, tenants: u32) -> std::path::PathBuf {
+    generate_threads(dir, messages, 60, tenants)
+}
+
+fn generate_threads(dir: &Path, messages: u32, threads: u32, tenants: u32) -> std::path::PathBuf {
     let archive = dir.join("archive.jsonl");
     ok(
         dir,
@@ -56,7 +60,7 @@ fn generate(dir: &Path, messages: u32, tenants: u32) -> std::path::PathBuf {
             "--messages",
             &messages.to_string(),
             "--threads",
-            "60",
+            &threads.to_string(),
             "--tenants",
             &tenants.to_string(),
             "--seed",
@@ -121,8 +125,8 @@ fn run_nodes(url: &str, nodes: &[(&Path, &str)]) -> Vec<String> {
 }
 
 /// The union of the nodes' records is the single-node ingest's, and so are
-/// the per-tenant view digests.
-fn assert_union_equals_single(single: &Path, nodes: &[&Path]) {
+/// the per-tenant view digests; returns the tenants compared.
+fn assert_union_equals_single(single: &Path, nodes: &[&Path]) -> BTreeSet<String> {
     let mut union = BTreeSet::new();
     let mut digests = BTreeMap::new();
     for node in nodes {
@@ -145,6 +149,7 @@ fn assert_union_equals_single(single: &Path, nodes: &[&Path]) {
         view_digests(single),
         "per-tenant view digests differ"
     );
+    digests.into_keys().map(|(tenant, _)| tenant).collect()
 }
 
 #[test]
@@ -188,11 +193,15 @@ fn a_conflict_with_the_stream_is_refused_naming_the_line() {
     );
 }
 
+/// The scale: 100,000 messages in 3,000 threads over 300 tenants,
+/// published to a 3-server cluster with R3 streams, drained by 3 nodes at
+/// once; their union equals a single-node ingest (every record id, and
+/// 300 tenants × their views' digests).
 #[test]
 fn three_nodes_on_a_three_server_cluster_with_r3_equal_a_single_node_ingest() {
     let dir = tempfile::tempdir().unwrap();
     let cluster = nats::cluster(dir.path());
-    let archive = generate(dir.path(), 2000, 30);
+    let archive = generate_threads(dir.path(), 100_000, 3000, 300);
     let file = archive.to_str().unwrap();
     let single = dir.path().join("single");
     ok(&single, &["ingest", "-q", file]);
@@ -209,7 +218,7 @@ fn three_nodes_on_a_three_server_cluster_with_r3_equal_a_single_node_ingest() {
         ],
     );
     assert!(published.contains("3 replicas"), "{published}");
-    assert_eq!(count_before(&published, "new"), 2000, "{published}");
+    assert_eq!(count_before(&published, "new"), 100_000, "{published}");
     let nodes: Vec<std::path::PathBuf> = (0..3)
         .map(|i| dir.path().join(format!("node-{i}")))
         .collect();
@@ -241,7 +250,8 @@ fn three_nodes_on_a_three_server_cluster_with_r3_equal_a_single_node_ingest() {
         h.join().unwrap();
     }
     let refs: Vec<&Path> = nodes.iter().map(std::path::PathBuf::as_path).collect();
-    assert_union_equals_single(&single, &refs);
+    let tenants = assert_union_equals_single(&single, &refs);
+    assert_eq!(tenants.len(), 300, "{tenants:?}");
 }
 
 #[test]
