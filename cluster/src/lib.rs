@@ -22,6 +22,7 @@
 pub mod calls;
 pub mod node;
 pub mod publish;
+pub mod publisher;
 pub mod subject;
 
 use std::time::Duration;

@@ -263,9 +263,8 @@ pub fn run(
     progress: &mut dyn FnMut(&NodeReport),
 ) -> Result<NodeReport, ClusterError> {
     let subjects = Subjects::new(&options.prefix)?;
-    let calls = CallStream::open(connection.url(), &subjects, None, DEFAULT_PUBLISH_TIMEOUT)?;
-    memory.set_shared_calls(Some(Arc::new(calls)))?;
-    let result = consume(connection, memory, &subjects, options, progress);
+    share_calls(connection, memory, &options.prefix)?;
+    let result = consume(connection, memory, &subjects, options, None, progress);
     // Stops sharing, which also saves the run's model call counters.
     let stopped = memory.set_shared_calls(None);
     let report = result?;
@@ -273,12 +272,40 @@ pub fn run(
     Ok(report)
 }
 
-/// The node loop of [`run`].
+/// Sends `memory`'s model requests through the model-call stream of
+/// `prefix` from now on ([`Memory::set_shared_calls`]).
+pub fn share_calls(
+    connection: &Connection,
+    memory: &mut Memory,
+    prefix: &str,
+) -> Result<(), ClusterError> {
+    let subjects = Subjects::new(prefix)?;
+    let calls = CallStream::open(connection.url(), &subjects, None, DEFAULT_PUBLISH_TIMEOUT)?;
+    memory.set_shared_calls(Some(Arc::new(calls)))?;
+    Ok(())
+}
+
+/// The node loop beside a server (`serve --nats`): consumes the partitions
+/// into `memory` (whose model calls [`share_calls`] has routed already)
+/// until `stop` is set, then closes its ingester.
+pub fn consume_until(
+    connection: &Connection,
+    memory: &Memory,
+    options: &NodeOptions,
+    stop: &std::sync::atomic::AtomicBool,
+    progress: &mut dyn FnMut(&NodeReport),
+) -> Result<NodeReport, ClusterError> {
+    let subjects = Subjects::new(&options.prefix)?;
+    consume(connection, memory, &subjects, options, Some(stop), progress)
+}
+
+/// The node loop of [`run`] and [`consume_until`].
 fn consume(
     connection: &Connection,
     memory: &Memory,
     subjects: &Subjects,
     options: &NodeOptions,
+    stop: Option<&std::sync::atomic::AtomicBool>,
     progress: &mut dyn FnMut(&NodeReport),
 ) -> Result<NodeReport, ClusterError> {
     let fresh = memory.threads()?.is_empty();
@@ -287,6 +314,9 @@ fn consume(
     let mut report = NodeReport::default();
     let mut stale_views = true;
     loop {
+        if stop.is_some_and(|s| s.load(std::sync::atomic::Ordering::Acquire)) {
+            break;
+        }
         let batch = source.next_batch(options.batch)?;
         if batch.is_empty() {
             if source.all_idle() {

@@ -121,19 +121,7 @@ pub fn publish(
         .raw_stream(&subjects, options.partitions, replicas)
         .map_err(boxed)?;
     let replicas = stream.cached_info().config.num_replicas;
-    let mut sink = JetStreamSink {
-        connection,
-        stream,
-        subjects,
-        partitions,
-        threads: HashMap::new(),
-        pending: VecDeque::new(),
-        held: 0,
-        publish_timeout: options.publish_timeout,
-        retries: 0,
-        counters: IngestStats::default(),
-        report: PublishReport::default(),
-    };
+    let mut sink = JetStreamSink::new(connection, stream, subjects, partitions, options);
     strataflow_pipeline::ingest::ingest_into(&mut sink, source, on_invalid, progress)
         .map_err(Box::new)?;
     while sink.settle_one().map_err(boxed)? {}
@@ -145,6 +133,99 @@ pub fn publish(
     report.already_stored = sink.counters.already_stored;
     report.rejected = sink.counters.rejected;
     Ok(report)
+}
+
+/// One message of [`publish_messages`]: its record id, and whether this
+/// call put it in the stream (false: the stream held it already).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PublishedMessage {
+    /// The Message record's id (its `Nats-Msg-Id`).
+    pub id: strataflow_log::Digest,
+    /// False when the stream held the same message before.
+    pub new: bool,
+}
+
+/// A message of [`publish_messages`] refused: it conflicts with the stream
+/// or with an earlier message of the same call.
+#[derive(Debug)]
+pub struct Refused {
+    /// Its index in the call.
+    pub index: usize,
+    /// What is wrong (the field is `id`).
+    pub error: InputError,
+}
+
+/// Publishes messages already validated (one request of a clustered
+/// server), all or nothing on a conflict: every message is checked against
+/// its thread in the stream, and against the call's earlier messages,
+/// before any is sent. Returns once each is acknowledged (stored with its
+/// replicas), with its record id.
+pub fn publish_messages(
+    connection: &Connection,
+    inputs: Vec<MessageInput>,
+    options: &PublishOptions,
+) -> Result<Result<Vec<PublishedMessage>, Refused>, ClusterError> {
+    let subjects = Subjects::new(&options.prefix)?;
+    let replicas = options
+        .replicas
+        .unwrap_or(if connection.clustered() { 3 } else { 1 });
+    let (stream, partitions) = connection.raw_stream(&subjects, options.partitions, replicas)?;
+    let mut sink = JetStreamSink::new(connection, stream, subjects, partitions, options);
+    let mut earlier: HashMap<(&str, &str, &str), (usize, &MessageInput)> = HashMap::new();
+    for (index, input) in inputs.iter().enumerate() {
+        let refused = |error| Ok(Err(Refused { index, error }));
+        match sink.known(input) {
+            Ok(Ok(_)) => {}
+            Ok(Err(error)) => return refused(error),
+            Err(e) => return Err(cluster_error(e)),
+        }
+        let key = (
+            input.tenant.as_str(),
+            input.thread.as_str(),
+            input.external_id.as_str(),
+        );
+        if let Some(&(first, before)) = earlier.get(&key) {
+            if !input.same_content_as(&before.to_message(0)) {
+                return refused(InputError::field(
+                    &input.location,
+                    "id",
+                    format!(
+                        "`{}` is message {first} of this request too, with different content",
+                        input.external_id
+                    ),
+                ));
+            }
+        } else {
+            earlier.insert(key, (index, input));
+        }
+    }
+    let mut published = Vec::with_capacity(inputs.len());
+    for input in inputs {
+        let log = sink.thread(&input)?;
+        let stored = log.by_external_id.get(&input.external_id).cloned();
+        let message = match stored {
+            Some(m) => (m, false),
+            None => (input.to_message(log.next_position), true),
+        };
+        let (id, _) = encode_with_id(&Record::Message(message.0))
+            .map_err(|e| ClusterError::js("encode", e))?;
+        sink.accept(input).map_err(cluster_error)?;
+        published.push(PublishedMessage { id, new: message.1 });
+    }
+    while sink.settle_one()? {}
+    Ok(Ok(published))
+}
+
+/// The cluster error of a sink call (every error [`JetStreamSink`] makes is
+/// one).
+fn cluster_error(e: IngestError) -> ClusterError {
+    match e {
+        IngestError::Sink(inner) => match inner.downcast::<ClusterError>() {
+            Ok(e) => *e,
+            Err(other) => ClusterError::js("publish", other),
+        },
+        other => ClusterError::js("publish", other),
+    }
 }
 
 fn sink_error(e: ClusterError) -> IngestError {
@@ -202,7 +283,29 @@ pub(crate) fn transient(e: &PublishError) -> bool {
     !matches!(e.kind(), PublishErrorKind::MaxPayloadExceeded)
 }
 
-impl JetStreamSink<'_> {
+impl<'c> JetStreamSink<'c> {
+    fn new(
+        connection: &'c Connection,
+        stream: jetstream::stream::Stream,
+        subjects: Subjects,
+        partitions: u32,
+        options: &PublishOptions,
+    ) -> Self {
+        Self {
+            connection,
+            stream,
+            subjects,
+            partitions,
+            threads: HashMap::new(),
+            pending: VecDeque::new(),
+            held: 0,
+            publish_timeout: options.publish_timeout,
+            retries: 0,
+            counters: IngestStats::default(),
+            report: PublishReport::default(),
+        }
+    }
+
     /// The stream's messages of a thread, read once per run.
     fn thread(&mut self, input: &MessageInput) -> Result<&mut ThreadLog, ClusterError> {
         let key = (input.tenant.clone(), input.thread.clone());

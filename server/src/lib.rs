@@ -4,6 +4,7 @@
 //! and serves an HTTP/JSON API and MCP tools over it while it ingests.
 //! API keys ([`keys`]) bind each client to exactly one tenant, or to admin.
 
+pub mod front;
 pub mod http;
 pub mod keys;
 pub mod metrics;

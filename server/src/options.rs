@@ -86,6 +86,9 @@ pub enum ServeError {
     /// The data directory failed.
     #[error(transparent)]
     Memory(Box<strataflow::MemoryError>),
+    /// The NATS connection, the shared stream or a node's consumer failed.
+    #[error(transparent)]
+    Cluster(Box<strataflow_cluster::ClusterError>),
     /// The runtime or the server loop failed.
     #[error("server: {0}")]
     Io(#[from] std::io::Error),

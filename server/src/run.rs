@@ -3,6 +3,10 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use strataflow_cluster::Connection;
+use strataflow_cluster::node::NodeOptions;
 
 use strataflow::Memory;
 
@@ -16,6 +20,7 @@ use crate::keys::Scope;
 use crate::mcp::MemoryTools;
 use crate::metrics::Metrics;
 use crate::options::{ServeError, ServeOptions, check_listen};
+use crate::service::node::ClusterNode;
 use crate::service::{Service, ServiceOptions};
 
 /// Checks what can be checked before the data directory is opened: the
@@ -35,6 +40,113 @@ pub fn run(
     options: &ServeOptions,
     announce: impl FnOnce(SocketAddr, &Keys),
 ) -> Result<(), ServeError> {
+    serve(memory, options, None, announce)
+}
+
+/// A cluster node's server (`serve --nats`): [`run`] whose messages go to
+/// the shared stream, answering the tenants of `node`'s partitions, while
+/// a consumer stores those partitions into `memory` (model calls through
+/// the model-call stream); on SIGTERM or SIGINT it stops accepting, lets
+/// the consumer finish its batch, and drains.
+pub fn run_node(
+    mut memory: Memory,
+    options: &ServeOptions,
+    node: ClusterNode,
+    consumer: &NodeOptions,
+    announce: impl FnOnce(SocketAddr, &Keys),
+) -> Result<(), ServeError> {
+    let consuming =
+        Connection::connect(node.publisher.connection().url()).map_err(cluster_error)?;
+    strataflow_cluster::node::share_calls(&consuming, &mut memory, &consumer.prefix)
+        .map_err(cluster_error)?;
+    // Its log holds what the consumer stores, nothing else: searches and
+    // expansions record no batch.
+    memory.set_replica(true);
+    // Kept here so that the connection's runtime is dropped outside the
+    // server's.
+    let publishing = Arc::clone(&node.publisher);
+    let result = serve(memory, options, Some((node, consuming, consumer)), announce);
+    drop(publishing);
+    result
+}
+
+fn cluster_error(e: strataflow_cluster::ClusterError) -> ServeError {
+    match e {
+        strataflow_cluster::ClusterError::Memory(e) => ServeError::Memory(Box::new(e)),
+        e => ServeError::Cluster(Box::new(e)),
+    }
+}
+
+/// The consumer of a node's partitions, beside its server.
+struct Consumer {
+    stop: Arc<AtomicBool>,
+    /// Notified when the consumer stopped on an error: the server then
+    /// stops too (exit 1, as `node` does), rather than serving a replica
+    /// that no longer follows the stream.
+    failed: Arc<tokio::sync::Notify>,
+    thread: std::thread::JoinHandle<Result<(), ServeError>>,
+}
+
+impl Consumer {
+    fn start(
+        connection: Connection,
+        memory: Arc<Memory>,
+        options: NodeOptions,
+    ) -> Result<Self, ServeError> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&stop);
+        let failed = Arc::new(tokio::sync::Notify::new());
+        let failing = Arc::clone(&failed);
+        let thread = std::thread::Builder::new()
+            .name("strataflow-node".into())
+            .spawn(move || {
+                let report = strataflow_cluster::node::consume_until(
+                    &connection,
+                    &memory,
+                    &options,
+                    &flag,
+                    &mut |r| {
+                        tracing::debug!(delivered = r.delivered, stored = r.stored, "consumed")
+                    },
+                );
+                match report {
+                    Ok(r) => {
+                        tracing::info!(
+                            delivered = r.delivered,
+                            stored = r.stored,
+                            "consumer stopped"
+                        );
+                        Ok(())
+                    }
+                    Err(e) => {
+                        tracing::error!(error = %e, "the consumer stopped; the server stops");
+                        failing.notify_one();
+                        Err(cluster_error(e))
+                    }
+                }
+            })?;
+        Ok(Self {
+            stop,
+            failed,
+            thread,
+        })
+    }
+
+    /// Stops after the batch in hand; the consumer's error, if it failed.
+    fn stop(self) -> Result<(), ServeError> {
+        self.stop.store(true, Ordering::Release);
+        self.thread
+            .join()
+            .map_err(|_| ServeError::Io(std::io::Error::other("the consumer thread panicked")))?
+    }
+}
+
+fn serve(
+    memory: Memory,
+    options: &ServeOptions,
+    node: Option<(ClusterNode, Connection, &NodeOptions)>,
+    announce: impl FnOnce(SocketAddr, &Keys),
+) -> Result<(), ServeError> {
     let keys = match &options.keys {
         Some(path) => Keys::from_file(path.clone())?,
         None => Keys::open(),
@@ -44,15 +156,29 @@ pub fn run(
         .enable_all()
         .thread_name("strataflow-serve")
         .build()?;
-    runtime.block_on(async move {
-        let service = Arc::new(Service::start(
+    let mut consumer = None;
+    let consumer_failed = Arc::new(tokio::sync::Notify::new());
+    let served = runtime.block_on(async {
+        let mut service = Service::start(
             memory,
             ServiceOptions {
                 queue: options.queue,
                 append_timeout: options.append_timeout,
                 min_seq_wait: options.min_seq_wait,
             },
-        )?);
+        )?;
+        if let Some((node, connection, consumer_options)) = node {
+            service = service.in_cluster(node);
+            let started = Consumer::start(connection, service.memory(), consumer_options.clone())?;
+            let failed = Arc::clone(&started.failed);
+            let forward = Arc::clone(&consumer_failed);
+            tokio::spawn(async move {
+                failed.notified().await;
+                forward.notify_one();
+            });
+            consumer = Some(started);
+        }
+        let service = Arc::new(service);
         let listener = tokio::net::TcpListener::bind(options.listen)
             .await
             .map_err(|source| ServeError::Bind {
@@ -109,9 +235,13 @@ pub fn run(
             options.request_timeout,
             Some(mcp),
         );
+        let consumer_failed = Arc::clone(&consumer_failed);
         axum::serve(listener, app)
             .with_graceful_shutdown(async move {
-                stop_signal().await;
+                tokio::select! {
+                    () = stop_signal() => {}
+                    () = consumer_failed.notified() => {}
+                }
                 cancel.cancel();
             })
             .await?;
@@ -120,8 +250,12 @@ pub fn run(
             .drain()
             .await
             .map_err(|e| ServeError::Io(std::io::Error::other(e.to_string())))?;
-        Ok(())
-    })
+        Ok::<(), ServeError>(())
+    });
+    // The consumer's connection has its own runtime: stopped (and dropped)
+    // out of the server's.
+    let consumed = consumer.map_or(Ok(()), Consumer::stop);
+    served.and(consumed)
 }
 
 /// Serves the MCP tools on stdin and stdout until the client closes them
@@ -160,7 +294,7 @@ pub fn run_stdio(memory: Memory, queue: usize, caller: Caller) -> Result<(), Ser
 }
 
 /// Resolves on the first SIGTERM or SIGINT.
-async fn stop_signal() {
+pub(crate) async fn stop_signal() {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};

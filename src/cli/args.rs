@@ -564,12 +564,32 @@ pub struct ServeArgs {
     #[arg(long, value_name = "S", default_value_t = 60, value_parser = in_range::<u64>(limits::SECONDS))]
     pub request_timeout: u64,
     /// Purge keyed memories last written longer ago than this (`30d`,
-    /// `12h`…) on a timer; no default: off unless given.
-    #[arg(long, value_name = "DURATION")]
+    /// `12h`…) on a timer; no default: off unless given (not on a
+    /// cluster node or front).
+    #[arg(long, value_name = "DURATION", conflicts_with_all = ["nats", "cluster"])]
     pub retention_older_than: Option<String>,
     /// How often the retention purge runs (default 1h).
     #[arg(long, value_name = "DURATION", requires = "retention_older_than")]
     pub retention_every: Option<String>,
+    /// Serve as a node of a NATS JetStream cluster: messages written to
+    /// this server go to the shared stream, and a consumer stores the
+    /// partitions of `--partitions` into the data directory, whose tenants
+    /// alone it answers (docs/guides/cluster.md).
+    #[command(flatten)]
+    pub nats: NatsPublishArgs,
+    /// With --nats: the partitions this node owns (comma-separated).
+    #[arg(long, value_name = "P,…", value_delimiter = ',', requires = "nats")]
+    pub partitions: Vec<u32>,
+    /// With --nats: messages the consumer fetches and stores per batch,
+    /// 1..=10000.
+    #[arg(long, value_name = "N", requires = "nats", default_value_t = 500, value_parser = in_range::<usize>((1, 10_000)))]
+    pub batch: usize,
+    /// Serve as the cluster's front: hold no data, forward each /v1
+    /// request to the node that owns its tenant's partition, as the map
+    /// file says (`{"partitions": P, "nodes": [{"url": "http://…",
+    /// "partitions": [0, 2]}, …]}`).
+    #[arg(long, value_name = "MAP", conflicts_with = "nats")]
+    pub cluster: Option<PathBuf>,
 }
 
 /// Options every keyed-memory command shares.

@@ -77,10 +77,8 @@ pub fn serve(out: &mut dyn Write, dir: &Path, args: &ServeArgs) -> Result<(), Fa
     };
     // Refuse a bad --listen or key file before opening the directory.
     strataflow_server::run::check(&options)?;
-    let memory = open(dir)?;
-    let mut announced = Ok(());
-    strataflow_server::run::run(memory, &options, |addr, keys| {
-        let mode = if keys.required() {
+    let mode = |keys: &strataflow_server::http::auth::Keys| {
+        if keys.required() {
             format!(
                 "API keys required ({})",
                 options
@@ -90,10 +88,67 @@ pub fn serve(out: &mut dyn Write, dir: &Path, args: &ServeArgs) -> Result<(), Fa
             )
         } else {
             "no key file: loopback only, every caller is admin".to_owned()
-        };
+        }
+    };
+    let mut announced = Ok(());
+    if let Some(map) = &args.cluster {
+        let map = strataflow_server::front::ClusterMap::load(map).map_err(|e| Failure {
+            message: e.to_string(),
+            status: EXIT_USAGE,
+        })?;
+        let nodes = map.nodes().len();
+        let partitions = map.partitions;
+        strataflow_server::front::run_front(map, &options, |addr, keys| {
+            announced = writeln!(
+                out,
+                "listening on http://{addr} (cluster front: {partitions} partitions on {nodes} nodes; {})",
+                mode(keys)
+            )
+            .and_then(|()| out.flush());
+        })?;
+        announced?;
+        return Ok(());
+    }
+    let memory = open(dir)?;
+    let Some(url) = &args.nats.nats else {
+        strataflow_server::run::run(memory, &options, |addr, keys| {
+            announced = writeln!(
+                out,
+                "listening on http://{addr} (MCP at http://{addr}/mcp; {})",
+                mode(keys)
+            )
+            .and_then(|()| out.flush());
+        })?;
+        announced?;
+        return Ok(());
+    };
+    if args.partitions.is_empty() {
+        return Err(Failure {
+            message: "serve --nats needs --partitions P,…: the partitions this node owns".into(),
+            status: EXIT_USAGE,
+        });
+    }
+    let publish = strataflow_cluster::publish::PublishOptions {
+        prefix: args.nats.prefix.clone(),
+        partitions: args.nats.stream_partitions,
+        replicas: args.nats.replicas,
+        publish_timeout: Duration::from_secs(args.nats.publish_timeout),
+    };
+    let node =
+        strataflow_server::service::node::ClusterNode::connect(url, publish, &args.partitions)?;
+    let consumer = strataflow_cluster::node::NodeOptions {
+        prefix: args.nats.prefix.clone(),
+        partitions: args.partitions.clone(),
+        batch: args.batch,
+        drain: false,
+    };
+    let stream = node.stream().to_owned();
+    strataflow_server::run::run_node(memory, &options, node, &consumer, |addr, keys| {
         announced = writeln!(
             out,
-            "listening on http://{addr} (MCP at http://{addr}/mcp; {mode})"
+            "listening on http://{addr} (MCP at http://{addr}/mcp; node of stream {stream}, partitions {:?}; {})",
+            args.partitions,
+            mode(keys)
         )
         .and_then(|()| out.flush());
     })?;

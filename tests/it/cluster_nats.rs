@@ -47,7 +47,7 @@ fn view_digests(data: &Path) -> BTreeMap<(String, String), String> {
         .collect()
 }
 
-fn generate(dir: &Path, messages: u32, tenants: u32) -> std::path::PathBuf {
+pub(super) fn generate(dir: &Path, messages: u32, tenants: u32) -> std::path::PathBuf {
     generate_threads(dir, messages, 60, tenants)
 }
 
@@ -126,7 +126,7 @@ fn run_nodes(url: &str, nodes: &[(&Path, &str)]) -> Vec<String> {
 
 /// The union of the nodes' records is the single-node ingest's, and so are
 /// the per-tenant view digests; returns the tenants compared.
-fn assert_union_equals_single(single: &Path, nodes: &[&Path]) -> BTreeSet<String> {
+pub(super) fn assert_union_equals_single(single: &Path, nodes: &[&Path]) -> BTreeSet<String> {
     let mut union = BTreeSet::new();
     let mut digests = BTreeMap::new();
     for node in nodes {

@@ -13,6 +13,7 @@ mod block_size_config;
 mod blocks_cover_every_message;
 mod cli_arguments;
 mod cluster_nats;
+mod cluster_serve;
 mod crash_pipeline_points;
 mod crash_resume;
 mod default_profile;

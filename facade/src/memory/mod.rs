@@ -197,6 +197,8 @@ pub struct Memory {
     gateways: models::Gateways,
     /// Held while a retrieval batch takes its ordinal and is appended.
     batch_lock: std::sync::Mutex<()>,
+    /// A replica ([`Memory::set_replica`]) records no retrieval batch.
+    replica: bool,
 }
 
 impl Memory {
@@ -283,7 +285,24 @@ impl Memory {
             registry: strataflow_operators::profile::Registry::builtin(),
             gateways: models::Gateways::default(),
             batch_lock: std::sync::Mutex::new(()),
+            replica: false,
         })
+    }
+
+    /// Makes this memory a replica of a shared log (a cluster node's data
+    /// directory, which holds only what its consumer stores from the
+    /// stream): searches and expansions of events and graph nodes then
+    /// answer without recording a retrieval batch (their `batch` is
+    /// `None`), so the directory stays equal to a rebuild from the stream.
+    /// Writes of anything else (assessments, uses, governance, block
+    /// expansions) are the caller's to refuse.
+    pub fn set_replica(&mut self, replica: bool) {
+        self.replica = replica;
+    }
+
+    /// Whether [`Memory::set_replica`] made this memory a replica.
+    pub fn is_replica(&self) -> bool {
+        self.replica
     }
 
     /// The log, for reading its records directly.

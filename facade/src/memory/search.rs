@@ -541,7 +541,7 @@ impl Memory {
         Ok(response.hits.into_iter().map(|h| h.id).collect())
     }
 
-    /// Records hits as a retrieval batch.
+    /// Records hits as a retrieval batch (not on a replica: [`Memory::set_replica`]).
     pub(crate) fn record_batch(
         &self,
         tenant: &str,
@@ -549,6 +549,14 @@ impl Memory {
         request: &SearchRequest,
         hits: Vec<SearchHit>,
     ) -> Result<SearchResponse, MemoryError> {
+        if self.replica {
+            let words = hits.iter().map(|h| h.words).sum();
+            return Ok(SearchResponse {
+                batch: None,
+                hits,
+                words,
+            });
+        }
         #[expect(
             clippy::expect_used,
             reason = "a SearchRequest (strings, numbers, lists) always serializes to JSON"

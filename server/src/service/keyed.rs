@@ -13,7 +13,7 @@ use strataflow::operators::embedder::Embedder;
 use strataflow::{Memory, PurgeOptions, RecallOptions, RememberEntry};
 
 use super::error::from_memory;
-use super::{Answer, Service, tenant_of};
+use super::{Answer, Service};
 use crate::http::auth::Caller;
 use crate::http::error::ApiError;
 
@@ -129,7 +129,8 @@ impl Service {
         namespace: Option<String>,
         p: RememberMemoryParams,
     ) -> Result<Answer, ApiError> {
-        let tenant = tenant_of(caller, p.tenant.as_deref())?;
+        self.local_write("a keyed memory")?;
+        let tenant = self.tenant_of(caller, p.tenant.as_deref())?;
         let namespace = required(namespace.or(p.namespace), "namespace")?;
         let keyed = Arc::clone(&self.keyed);
         self.read(None, move |m| {
@@ -158,7 +159,7 @@ impl Service {
         namespace: Option<String>,
         p: RecallMemoryParams,
     ) -> Result<Answer, ApiError> {
-        let tenant = tenant_of(caller, p.tenant.as_deref())?;
+        let tenant = self.tenant_of(caller, p.tenant.as_deref())?;
         let namespace = required(namespace.or(p.namespace), "namespace")?;
         let keyed = Arc::clone(&self.keyed);
         self.read(None, move |m| {
@@ -184,7 +185,8 @@ impl Service {
         key: Option<(String, String)>,
         p: ForgetMemoryParams,
     ) -> Result<Answer, ApiError> {
-        let tenant = tenant_of(caller, p.tenant.as_deref())?;
+        self.local_write("forgetting a keyed memory")?;
+        let tenant = self.tenant_of(caller, p.tenant.as_deref())?;
         let (namespace, id) = match key {
             Some(k) => k,
             None => (required(p.namespace, "namespace")?, required(p.id, "id")?),
@@ -214,7 +216,8 @@ impl Service {
         caller: &Caller,
         p: PurgeMemoryParams,
     ) -> Result<Answer, ApiError> {
-        let tenant = tenant_of(caller, p.tenant.as_deref())?;
+        self.local_write("a purge of keyed memories")?;
+        let tenant = self.tenant_of(caller, p.tenant.as_deref())?;
         let cutoff = strataflow::older_than_cutoff(&p.older_than, now())
             .map_err(|e| ApiError::invalid(e.to_string()).at_field("older_than"))?;
         let options = PurgeOptions {
@@ -236,6 +239,7 @@ impl Service {
     /// written longer than `older_than` ago, `limit` at a time until fewer
     /// remain. Returns how many.
     pub async fn retention(&self, older_than: std::time::Duration) -> Result<usize, ApiError> {
+        self.local_write("keyed-memory retention")?;
         let keyed = Arc::clone(&self.keyed);
         let memory = Arc::clone(&self.memory);
         tokio::task::spawn_blocking(move || {

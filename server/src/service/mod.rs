@@ -21,6 +21,7 @@ use crate::metrics::Gauge;
 
 pub mod error;
 pub mod keyed;
+pub mod node;
 pub mod params;
 mod protocol;
 mod read;
@@ -69,6 +70,8 @@ pub struct Service {
     searchers: Arc<searchers::Searchers>,
     /// Keyed memories: the embedder and the write lock.
     keyed: Arc<keyed::Keyed>,
+    /// Set when this server is a node of a cluster (`serve --nats`).
+    node: Option<node::ClusterNode>,
 }
 
 impl Service {
@@ -81,7 +84,22 @@ impl Service {
             options,
             searchers: Arc::default(),
             keyed: Arc::default(),
+            node: None,
         })
+    }
+
+    /// Makes this server a node of a cluster: its messages are published
+    /// to the shared stream, and it answers the tenants of its partitions
+    /// only.
+    #[must_use]
+    pub fn in_cluster(mut self, node: node::ClusterNode) -> Self {
+        self.node = Some(node);
+        self
+    }
+
+    /// The data directory served (a clustered node's consumer writes to it).
+    pub fn memory(&self) -> Arc<Memory> {
+        Arc::clone(&self.memory)
     }
 
     /// The last sequence of the log.
@@ -185,8 +203,31 @@ fn last_seq(memory: &Memory) -> Result<u64, ApiError> {
     memory.last_seq().map_err(error::from_memory)
 }
 
-/// The tenant of a request: the one it names (which the key must allow)
-/// or the key's own.
-fn tenant_of(caller: &Caller, named: Option<&str>) -> Result<String, ApiError> {
-    caller.tenant(named)
+impl Service {
+    /// The tenant of a request: the one it names (which the key must
+    /// allow) or the key's own; on a clustered node, one of the tenants its
+    /// partitions hold (421 for another, naming the partition).
+    fn tenant_of(&self, caller: &Caller, named: Option<&str>) -> Result<String, ApiError> {
+        let tenant = caller.tenant(named)?;
+        if let Some(node) = &self.node {
+            node.owns(&tenant)?;
+        }
+        Ok(tenant)
+    }
+
+    /// Refuses, on a clustered node, a write that only messages may make:
+    /// `what` would be stored on this node alone, not in the shared stream,
+    /// and be lost when the node is rebuilt from it.
+    fn local_write(&self, what: &str) -> Result<(), ApiError> {
+        match &self.node {
+            None => Ok(()),
+            Some(_) => Err(ApiError::new(
+                StatusCode::CONFLICT,
+                "not_in_stream",
+                format!(
+                    "{what} cannot be written on a clustered node: only messages go through the shared stream, and anything else would live on this node alone and be lost when it is rebuilt from the stream"
+                ),
+            )),
+        }
+    }
 }

@@ -7,7 +7,7 @@ use strataflow::operators::evidence_gate::{AssessmentInput, STRATEGIES};
 use super::error::from_memory;
 use super::params::{AssessParams, GovernParams, UseParams};
 use super::read::cut;
-use super::{Answer, Service, tenant_of};
+use super::{Answer, Service};
 use crate::http::auth::Caller;
 use crate::http::error::ApiError;
 
@@ -17,7 +17,8 @@ const VERDICTS: [&str; 3] = ["sufficient", "partial", "wrong"];
 impl Service {
     /// Assesses a retrieval batch (the five-field evidence gate).
     pub async fn assess(&self, caller: &Caller, p: AssessParams) -> Result<Answer, ApiError> {
-        let tenant = tenant_of(caller, p.tenant.as_deref())?;
+        self.local_write("an assessment")?;
+        let tenant = self.tenant_of(caller, p.tenant.as_deref())?;
         if !VERDICTS.contains(&p.verdict.as_str()) {
             return Err(ApiError::invalid(format!(
                 "`verdict` `{}`: expected sufficient, partial or wrong",
@@ -51,7 +52,8 @@ impl Service {
 
     /// Records the refs an answer used (reinforcing their events).
     pub async fn use_refs(&self, caller: &Caller, p: UseParams) -> Result<Answer, ApiError> {
-        let tenant = tenant_of(caller, p.tenant.as_deref())?;
+        self.local_write("a use of refs")?;
+        let tenant = self.tenant_of(caller, p.tenant.as_deref())?;
         if p.refs.is_empty() {
             return Err(
                 ApiError::invalid("`refs` is empty: name the refs the answer used")
@@ -75,7 +77,8 @@ impl Service {
         action: GovernanceAction,
         p: GovernParams,
     ) -> Result<Answer, ApiError> {
-        let tenant = tenant_of(caller, p.tenant.as_deref())?;
+        self.local_write("a governance decision")?;
+        let tenant = self.tenant_of(caller, p.tenant.as_deref())?;
         let (event, reason) = (p.event, p.reason);
         self.read(None, move |m| {
             let t = m.tenant(&tenant);

@@ -13,14 +13,14 @@ use super::params::{
     BlocksParams, ChannelName, ContextParams, EventsParams, ExpandParams, GraphParams,
     SearchParams, ShowParams, TenantParams,
 };
-use super::{Answer, Service, tenant_of};
+use super::{Answer, Service};
 use crate::http::auth::Caller;
 use crate::http::error::ApiError;
 
 impl Service {
     /// Runs a search and records it as a retrieval batch.
     pub async fn search(&self, caller: &Caller, p: SearchParams) -> Result<Answer, ApiError> {
-        let tenant = tenant_of(caller, p.tenant.as_deref())?;
+        let tenant = self.tenant_of(caller, p.tenant.as_deref())?;
         if p.query.trim().is_empty() {
             return Err(ApiError::invalid("`query` must not be empty").at_field("query"));
         }
@@ -102,7 +102,7 @@ impl Service {
 
     /// Expands a ref: an event's card, a graph node, or a block to a level.
     pub async fn expand(&self, caller: &Caller, p: ExpandParams) -> Result<Answer, ApiError> {
-        let tenant = tenant_of(caller, p.tenant.as_deref())?;
+        let tenant = self.tenant_of(caller, p.tenant.as_deref())?;
         let at = p.at.as_deref().map(|t| parse_time("at", t)).transpose()?;
         let reference = p.reference.trim().to_owned();
         let Some((kind, id)) = reference.split_once(':') else {
@@ -113,6 +113,10 @@ impl Service {
             .at_field("ref"));
         };
         let (kind, id) = (kind.to_owned(), id.to_owned());
+        if kind == "block" {
+            // It records the expansion, which later decay starts from.
+            self.local_write("a block expansion")?;
+        }
         let target = match (kind.as_str(), p.level.as_deref()) {
             ("block", Some(level)) => Some(parse_expand_target(level).ok_or_else(|| {
                 ApiError::invalid(format!(
@@ -164,7 +168,7 @@ impl Service {
 
     /// The tenant's ready blocks at their decayed levels.
     pub async fn context(&self, caller: &Caller, p: ContextParams) -> Result<Answer, ApiError> {
-        let tenant = tenant_of(caller, p.tenant.as_deref())?;
+        let tenant = self.tenant_of(caller, p.tenant.as_deref())?;
         let options = ContextOptions {
             profile: p.profile,
             thread: p.thread,
@@ -177,7 +181,7 @@ impl Service {
 
     /// The events extracted for the tenant, with their status.
     pub async fn events(&self, caller: &Caller, p: EventsParams) -> Result<Answer, ApiError> {
-        let tenant = tenant_of(caller, p.tenant.as_deref())?;
+        let tenant = self.tenant_of(caller, p.tenant.as_deref())?;
         let query = EventsQuery {
             profile: p.profile,
             thread: p.thread,
@@ -190,7 +194,7 @@ impl Service {
 
     /// The tenant's graph (only what is valid at `at`, if given).
     pub async fn graph(&self, caller: &Caller, p: GraphParams) -> Result<Answer, ApiError> {
-        let tenant = tenant_of(caller, p.tenant.as_deref())?;
+        let tenant = self.tenant_of(caller, p.tenant.as_deref())?;
         let at = p.at.as_deref().map(|t| parse_time("at", t)).transpose()?;
         let profile = p.profile;
         self.read(p.min_seq, move |m| {
@@ -208,7 +212,7 @@ impl Service {
 
     /// One thread's blocks and open tail.
     pub async fn blocks(&self, caller: &Caller, p: BlocksParams) -> Result<Answer, ApiError> {
-        let tenant = tenant_of(caller, p.tenant.as_deref())?;
+        let tenant = self.tenant_of(caller, p.tenant.as_deref())?;
         let thread = p.thread;
         self.read(p.min_seq, move |m| {
             m.tenant(&tenant).blocks(&thread).map_err(from_memory)
@@ -218,7 +222,7 @@ impl Service {
 
     /// One of the tenant's records.
     pub async fn show(&self, caller: &Caller, p: ShowParams) -> Result<Answer, ApiError> {
-        let tenant = tenant_of(caller, p.tenant.as_deref())?;
+        let tenant = self.tenant_of(caller, p.tenant.as_deref())?;
         let id = p.id;
         self.read(p.min_seq, move |m| {
             m.tenant(&tenant).show(&id).map_err(from_memory)
@@ -230,7 +234,7 @@ impl Service {
     /// no tenant, else the tenant's own counts.
     pub async fn stats(&self, caller: &Caller, p: TenantParams) -> Result<Answer, ApiError> {
         let whole = caller.scope == crate::keys::Scope::Admin && p.tenant.is_none();
-        let tenant = tenant_of(caller, p.tenant.as_deref())?;
+        let tenant = self.tenant_of(caller, p.tenant.as_deref())?;
         self.read(p.min_seq, move |m| {
             if whole {
                 serde_json::to_value(m.stats().map_err(from_memory)?)
@@ -246,7 +250,7 @@ impl Service {
     /// derivation status of the default profile.
     pub async fn status(&self, caller: &Caller, p: TenantParams) -> Result<Answer, ApiError> {
         let admin = caller.scope == crate::keys::Scope::Admin;
-        let tenant = tenant_of(caller, p.tenant.as_deref())?;
+        let tenant = self.tenant_of(caller, p.tenant.as_deref())?;
         let queued = self.ingester.queued();
         self.read(p.min_seq, move |m| {
             let stats = m.tenant(&tenant).stats().map_err(from_memory)?;
@@ -268,7 +272,7 @@ impl Service {
 
     /// The weights of the tenant's events, one entry per event.
     pub async fn weights(&self, caller: &Caller, p: TenantParams) -> Result<Answer, ApiError> {
-        let tenant = tenant_of(caller, p.tenant.as_deref())?;
+        let tenant = self.tenant_of(caller, p.tenant.as_deref())?;
         self.read(p.min_seq, move |m| {
             m.tenant(&tenant).weights().map_err(from_memory)
         })
@@ -277,7 +281,7 @@ impl Service {
 
     /// The tenant's persisted views and their digests.
     pub async fn views(&self, caller: &Caller, p: TenantParams) -> Result<Answer, ApiError> {
-        let tenant = tenant_of(caller, p.tenant.as_deref())?;
+        let tenant = self.tenant_of(caller, p.tenant.as_deref())?;
         self.read(p.min_seq, move |m| {
             m.tenant(&tenant)
                 .views(&ViewsOptions::default())

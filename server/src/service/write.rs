@@ -8,8 +8,8 @@ use strataflow::pipeline::source::jsonl::parse_line;
 use strataflow::pipeline::source::{InputError, MessageInput, SourceItem, locomo};
 use strataflow::pipeline::stream::StreamError;
 
+use super::Service;
 use super::read::cut;
-use super::{Service, tenant_of};
 use crate::http::auth::Caller;
 use crate::http::error::ApiError;
 
@@ -28,8 +28,17 @@ pub struct Remembered {
     /// Per message, in request order.
     pub messages: Vec<StoredMessage>,
     /// A log sequence at or after every message of the request: read with
-    /// `min_seq` set to it to see them.
+    /// `min_seq` set to it to see them (unless `pending`).
     pub seq: u64,
+    /// On a clustered node: the shared stream that stored the messages
+    /// (with its replicas) before this answer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stream: Option<String>,
+    /// On a clustered node: true when its consumer had not stored every
+    /// message here within the append time-out; they are safe in the
+    /// stream, and `seq` does not cover them yet.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub pending: bool,
 }
 
 /// A rejected line of an ingest body.
@@ -55,8 +64,13 @@ pub struct IngestSummary {
     pub already_stored: usize,
     /// Items skipped (with `skip_invalid`).
     pub rejected: Vec<RejectedItem>,
-    /// A log sequence at or after every stored message.
+    /// A log sequence at or after every stored message (unless
+    /// `pending`).
     pub seq: u64,
+    /// On a clustered node: the messages are in the shared stream but its
+    /// consumer had not stored them all here within the append time-out.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub pending: bool,
 }
 
 impl Service {
@@ -74,7 +88,7 @@ impl Service {
                 "no message: send one object or a non-empty array",
             ));
         }
-        let tenant = tenant_of(caller, tenant)?;
+        let tenant = self.tenant_of(caller, tenant)?;
         let mut inputs = Vec::with_capacity(items.len());
         for (index, mut item) in items.into_iter().enumerate() {
             let Some(object) = item.as_object_mut() else {
@@ -128,7 +142,7 @@ impl Service {
         thread: Option<&str>,
         body: &str,
     ) -> Result<IngestSummary, ApiError> {
-        let tenant = tenant_of(caller, tenant)?;
+        let tenant = self.tenant_of(caller, tenant)?;
         if thread.is_some() && format != "locomo" {
             return Err(ApiError::invalid(
                 "`thread` applies to format=locomo only (a JSONL line names its thread)",
@@ -219,6 +233,7 @@ impl Service {
                 already_stored: 0,
                 rejected,
                 seq: self.last_seq()?,
+                pending: false,
             });
         }
         let answer = self.append_all(inputs).await.map_err(|e| {
@@ -239,13 +254,13 @@ impl Service {
         })?;
         let stored = answer.messages.iter().filter(|m| m.new).count();
         let already_stored = answer.messages.len() - stored;
-        let seq = answer.seq;
         Ok(IngestSummary {
             read,
             stored,
             already_stored,
             rejected,
-            seq,
+            seq: answer.seq,
+            pending: answer.pending,
         })
     }
 
@@ -253,6 +268,9 @@ impl Service {
     /// time-out (503 with `Retry-After` past it: a retry of the same
     /// messages is safe, the same content is acknowledged again).
     async fn append_all(&self, inputs: Vec<MessageInput>) -> Result<Remembered, ApiError> {
+        if let Some(node) = &self.node {
+            return self.publish_all(node, inputs).await;
+        }
         let appended = tokio::time::timeout(
             self.options.append_timeout,
             self.ingester.append_batch(inputs),
@@ -278,9 +296,65 @@ impl Service {
                 })
                 .collect(),
             seq,
+            stream: None,
+            pending: false,
+        })
+    }
+
+    /// [`Self::append_all`] on a clustered node: publishes to the shared
+    /// stream (all or nothing), then waits, up to the append time-out, for
+    /// this node's consumer to store them (the node owns their tenant, so
+    /// it is the one that stores them), so that `seq` covers them as on a
+    /// single node; past the wait they are in the stream but not yet here
+    /// (`pending`).
+    async fn publish_all(
+        &self,
+        node: &super::node::ClusterNode,
+        inputs: Vec<MessageInput>,
+    ) -> Result<Remembered, ApiError> {
+        let tenants: Vec<String> = inputs.iter().map(|i| i.tenant.clone()).collect();
+        let publisher = node.clone();
+        let published = tokio::task::spawn_blocking(move || publisher.publish(inputs))
+            .await
+            .map_err(|e| ApiError::internal(format!("the publish task failed: {e}")))??;
+        let deadline = tokio::time::Instant::now() + self.options.append_timeout;
+        let mut waiting: Vec<(String, String)> = tenants
+            .into_iter()
+            .zip(&published)
+            .map(|(tenant, p)| (tenant, p.id.to_string()))
+            .collect();
+        loop {
+            let memory = self.memory();
+            let left = tokio::task::spawn_blocking(move || {
+                waiting.retain(|(tenant, id)| memory.tenant(tenant).show(id).is_err());
+                waiting
+            })
+            .await
+            .map_err(|e| ApiError::internal(format!("the wait for the consumer failed: {e}")))?;
+            waiting = left;
+            if waiting.is_empty() || tokio::time::Instant::now() >= deadline {
+                break;
+            }
+            tokio::time::sleep(CONSUMER_POLL).await;
+        }
+        Ok(Remembered {
+            messages: published
+                .into_iter()
+                .map(|p| StoredMessage {
+                    id: p.id.to_string(),
+                    new: p.new,
+                })
+                .collect(),
+            seq: self.last_seq()?,
+            stream: Some(node.stream().to_owned()),
+            pending: !waiting.is_empty(),
         })
     }
 }
+
+/// How often a clustered node's write looks whether its consumer has
+/// stored the request's messages.
+const CONSUMER_POLL: std::time::Duration = std::time::Duration::from_millis(20);
 
 /// An invalid message of a request.
 fn input_error(index: usize, e: &InputError) -> ApiError {
