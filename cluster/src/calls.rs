@@ -25,7 +25,7 @@
 //! error stops the node's run (nothing of the halted run is recorded).
 
 use std::future::Future;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use async_nats::jetstream::{
     self,
@@ -39,7 +39,8 @@ use strataflow_log::envelope::{decode, encode_with_id};
 use strataflow_log::record::{ModelCall, Record};
 use tokio::runtime::{Handle, Runtime, RuntimeFlavor};
 
-use crate::publish::{ATTEMPT_TIMEOUT, FIRST_BACKOFF, MAX_BACKOFF, transient};
+use crate::publish::transient;
+use crate::retry::{Attempt, retried};
 use crate::{ClusterError, DUPLICATE_WINDOW, STREAM_REQUEST_TIMEOUT, Subjects, connect_client};
 
 /// The model-call stream of a prefix, with its own client on its own
@@ -53,17 +54,6 @@ pub struct CallStream {
     stream: jetstream::stream::Stream,
     subjects: Subjects,
     retry_for: Duration,
-}
-
-/// What one attempt of a request gave.
-enum Attempt<T> {
-    /// An answer.
-    Done(T),
-    /// A failure worth another attempt (a server killed, a leader
-    /// election, no responders yet).
-    Again(String),
-    /// A failure another attempt would repeat.
-    Fatal(ClusterError),
 }
 
 impl CallStream {
@@ -290,40 +280,6 @@ impl SharedCalls for CallStream {
 
     fn offer(&self, call: ModelCall) -> Result<ModelCall, SharedCallsError> {
         CallStream::offer(self, call).map_err(Into::into)
-    }
-}
-
-/// Runs `attempt` until it answers: each attempt bounded by
-/// [`ATTEMPT_TIMEOUT`] (or `retry_for`, if shorter, at least a second), a
-/// failed or timed-out one tried again with backoff until `retry_for` has
-/// passed since the first failure.
-async fn retried<T, F, A>(
-    retry_for: Duration,
-    what: String,
-    mut attempt: F,
-) -> Result<T, ClusterError>
-where
-    F: FnMut() -> A,
-    A: Future<Output = Attempt<T>>,
-{
-    let bound = ATTEMPT_TIMEOUT.min(retry_for.max(Duration::from_secs(1)));
-    let mut failing: Option<(Instant, Duration)> = None;
-    loop {
-        let detail = match tokio::time::timeout(bound, attempt()).await {
-            Ok(Attempt::Done(answer)) => return Ok(answer),
-            Ok(Attempt::Fatal(e)) => return Err(e),
-            Ok(Attempt::Again(detail)) => detail,
-            Err(_) => format!("no answer within {bound:?}"),
-        };
-        let (since, backoff) = failing.get_or_insert((Instant::now(), FIRST_BACKOFF));
-        if since.elapsed() >= retry_for {
-            return Err(ClusterError::js(
-                format!("{what} (retried for {:?})", since.elapsed()),
-                detail,
-            ));
-        }
-        tokio::time::sleep(*backoff).await;
-        *backoff = (*backoff * 2).min(MAX_BACKOFF);
     }
 }
 

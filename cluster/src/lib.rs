@@ -23,6 +23,7 @@ pub mod calls;
 pub mod node;
 pub mod publish;
 pub mod publisher;
+mod retry;
 pub mod subject;
 
 use std::time::Duration;

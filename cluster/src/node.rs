@@ -28,7 +28,8 @@ use strataflow_pipeline::log_seam::{Delivered, LogSource};
 use strataflow_pipeline::source::{Location, MessageInput};
 
 use crate::calls::CallStream;
-use crate::publish::{DEFAULT_PUBLISH_TIMEOUT, decode_message};
+use crate::publish::{ATTEMPT_TIMEOUT, DEFAULT_PUBLISH_TIMEOUT, decode_message};
+use crate::retry::{Attempt, retried};
 use crate::{ClusterError, Connection, Subjects};
 
 /// How long a delivered message may wait for its acknowledgement before
@@ -66,14 +67,36 @@ pub struct NodeReport {
 
 /// The JetStream side of [`LogSource`]: a node's partitions, each a
 /// durable pull consumer, read in turn.
+///
+/// Every request to JetStream (opening a consumer, a fetch, an
+/// acknowledgement, a consumer's info) is bounded per attempt and tried
+/// again with backoff for [`RETRY_FOR`] when it fails, so a NATS server
+/// killed or a leader being elected does not stop the node. A fetch that
+/// fails may have delivered messages this node never saw, which JetStream
+/// would redeliver only after the ack wait, behind newer ones; so the
+/// partition's consumer is opened again from its acknowledgement floor
+/// first, and everything after the floor comes again in stream order.
 pub struct PartitionSource<'c> {
     connection: &'c Connection,
     stream: String,
-    consumers: Vec<(u32, jetstream::consumer::PullConsumer)>,
+    handle: jetstream::stream::Stream,
+    consumers: Vec<Partition>,
     next: usize,
     /// Partitions that answered nothing since the last message.
     idle: usize,
 }
+
+/// One owned partition's durable consumer.
+struct Partition {
+    number: u32,
+    name: String,
+    config: pull::Config,
+    consumer: jetstream::consumer::PullConsumer,
+}
+
+/// How long a node tries a failing JetStream request again before it
+/// stops with the error.
+pub const RETRY_FOR: Duration = Duration::from_secs(60);
 
 impl<'c> PartitionSource<'c> {
     /// Opens (or creates) the durable consumer of each partition; `fresh`
@@ -86,26 +109,30 @@ impl<'c> PartitionSource<'c> {
         fresh: bool,
     ) -> Result<Self, ClusterError> {
         let stream_name = subjects.stream();
-        let stream = connection
-            .runtime
-            .block_on(connection.context.get_stream(&stream_name))
-            .map_err(|e| ClusterError::js(format!("open stream {stream_name}"), e))?;
-        let count = stream
+        let handle = connection.runtime.block_on(retried(
+            RETRY_FOR,
+            format!("open stream {stream_name}"),
+            || async {
+                match connection.context.get_stream(&stream_name).await {
+                    Ok(stream) => Attempt::Done(stream),
+                    Err(e) => Attempt::Again(e.to_string()),
+                }
+            },
+        ))?;
+        let found = handle
             .cached_info()
             .config
             .metadata
             .get(crate::subject::PARTITIONS_KEY)
+            .cloned();
+        let count = found
+            .as_deref()
             .and_then(|p| p.parse::<u32>().ok())
             .filter(|p| *p > 0)
             .ok_or_else(|| ClusterError::Partitions {
                 stream: stream_name.clone(),
                 key: crate::subject::PARTITIONS_KEY,
-                found: stream
-                    .cached_info()
-                    .config
-                    .metadata
-                    .get(crate::subject::PARTITIONS_KEY)
-                    .cloned(),
+                found,
             })?;
         let mut consumers = Vec::new();
         for &partition in partitions {
@@ -127,36 +154,18 @@ impl<'c> PartitionSource<'c> {
             };
             let consumer = connection
                 .runtime
-                .block_on(async {
-                    let mut consumer = stream.get_or_create_consumer(&name, config.clone()).await?;
-                    // Messages delivered to an earlier run and never
-                    // acknowledged (it was killed) would be redelivered only
-                    // after the ack wait, behind newer ones: their threads'
-                    // order would break. Start again after the ack floor.
-                    let info = consumer.info().await?.clone();
-                    if fresh && info.delivered.stream_sequence > 0 {
-                        // A new (or deleted) data directory: its tenants
-                        // are rebuilt from the stream's first message.
-                        stream.delete_consumer(&name).await?;
-                        consumer = stream.create_consumer(config.clone()).await?;
-                    } else if info.num_ack_pending > 0 {
-                        stream.delete_consumer(&name).await?;
-                        let again = pull::Config {
-                            deliver_policy: jetstream::consumer::DeliverPolicy::ByStartSequence {
-                                start_sequence: info.ack_floor.stream_sequence + 1,
-                            },
-                            ..config
-                        };
-                        consumer = stream.create_consumer(again).await?;
-                    }
-                    Ok::<_, async_nats::Error>(consumer)
-                })
-                .map_err(|e| ClusterError::js(format!("consumer {name}"), e))?;
-            consumers.push((partition, consumer));
+                .block_on(open_consumer(&handle, &name, &config, fresh))?;
+            consumers.push(Partition {
+                number: partition,
+                name,
+                config,
+                consumer,
+            });
         }
         Ok(Self {
             connection,
             stream: stream_name,
+            handle,
             consumers,
             next: 0,
             idle: 0,
@@ -171,16 +180,91 @@ impl<'c> PartitionSource<'c> {
     /// Messages still to deliver or acknowledge on every partition.
     pub fn outstanding(&mut self) -> Result<u64, ClusterError> {
         let mut total = 0;
-        for (partition, consumer) in &mut self.consumers {
-            let info = self
-                .connection
-                .runtime
-                .block_on(consumer.info())
-                .map_err(|e| ClusterError::js(format!("info of partition {partition}"), e))?;
+        for partition in &self.consumers {
+            let consumer = &partition.consumer;
+            let info = self.connection.runtime.block_on(retried(
+                RETRY_FOR,
+                format!("info of partition {}", partition.number),
+                || async {
+                    match consumer.get_info().await {
+                        Ok(info) => Attempt::Done(info),
+                        Err(e) => Attempt::Again(e.to_string()),
+                    }
+                },
+            ))?;
             total += info.num_pending + u64::try_from(info.num_ack_pending).unwrap_or(u64::MAX);
         }
         Ok(total)
     }
+}
+
+/// Opens (or creates) a partition's durable consumer, retried while
+/// JetStream fails ([`reopen`]).
+async fn open_consumer(
+    stream: &jetstream::stream::Stream,
+    name: &str,
+    config: &pull::Config,
+    fresh: bool,
+) -> Result<jetstream::consumer::PullConsumer, ClusterError> {
+    retried(RETRY_FOR, format!("consumer {name}"), || async {
+        match reopen(stream, name, config, fresh).await {
+            Ok(consumer) => Attempt::Done(consumer),
+            Err(e) => Attempt::Again(e.to_string()),
+        }
+    })
+    .await
+}
+
+/// One attempt of [`open_consumer`]. Messages delivered to an earlier
+/// consumer and never acknowledged (a node killed, a fetch failed) would
+/// be redelivered only after the ack wait, behind newer ones, and their
+/// threads' order would break: the consumer starts again after its ack
+/// floor. `fresh` (a new or deleted data directory) starts it from the
+/// stream's first message, to rebuild its tenants.
+async fn reopen(
+    stream: &jetstream::stream::Stream,
+    name: &str,
+    config: &pull::Config,
+    fresh: bool,
+) -> Result<jetstream::consumer::PullConsumer, async_nats::Error> {
+    let mut consumer = stream.get_or_create_consumer(name, config.clone()).await?;
+    let info = consumer.info().await?.clone();
+    if fresh && info.delivered.stream_sequence > 0 {
+        stream.delete_consumer(name).await?;
+        consumer = stream.create_consumer(config.clone()).await?;
+    } else if info.num_ack_pending > 0 {
+        stream.delete_consumer(name).await?;
+        let again = pull::Config {
+            deliver_policy: jetstream::consumer::DeliverPolicy::ByStartSequence {
+                start_sequence: info.ack_floor.stream_sequence + 1,
+            },
+            ..config.clone()
+        };
+        consumer = stream.create_consumer(again).await?;
+    }
+    Ok(consumer)
+}
+
+/// One fetch of up to `max` messages (those available now), bounded.
+async fn fetch(
+    consumer: &jetstream::consumer::PullConsumer,
+    max: usize,
+) -> Result<Vec<jetstream::Message>, String> {
+    let fetched = tokio::time::timeout(ATTEMPT_TIMEOUT, async {
+        let mut batch = consumer
+            .fetch()
+            .max_messages(max.max(1))
+            .messages()
+            .await
+            .map_err(|e| e.to_string())?;
+        let mut got = Vec::new();
+        while let Some(m) = batch.next().await {
+            got.push(m.map_err(|e| e.to_string())?);
+        }
+        Ok(got)
+    })
+    .await;
+    fetched.unwrap_or_else(|_| Err(format!("no answer within {ATTEMPT_TIMEOUT:?}")))
 }
 
 impl LogSource for PartitionSource<'_> {
@@ -194,24 +278,30 @@ impl LogSource for PartitionSource<'_> {
         }
         let index = self.next % n;
         self.next = self.next.wrapping_add(1);
-        let Some((partition, consumer)) = self.consumers.get(index) else {
+        let Some(partition) = self.consumers.get_mut(index) else {
             return Ok(Vec::new());
         };
-        let messages: Vec<jetstream::Message> = self.connection.runtime.block_on(async {
-            let mut batch = consumer
-                .fetch()
-                .max_messages(max.max(1))
-                .messages()
-                .await
-                .map_err(|e| ClusterError::js(format!("fetch partition {partition}"), e))?;
-            let mut got = Vec::new();
-            while let Some(m) = batch.next().await {
-                got.push(
-                    m.map_err(|e| ClusterError::js(format!("fetch partition {partition}"), e))?,
+        let messages = match self
+            .connection
+            .runtime
+            .block_on(fetch(&partition.consumer, max))
+        {
+            Ok(messages) => messages,
+            Err(detail) => {
+                tracing::warn!(
+                    partition = partition.number,
+                    detail,
+                    "fetch failed: the partition's consumer is opened again after its acknowledgement floor"
                 );
+                partition.consumer = self.connection.runtime.block_on(open_consumer(
+                    &self.handle,
+                    &partition.name,
+                    &partition.config,
+                    false,
+                ))?;
+                return Ok(Vec::new());
             }
-            Ok::<_, ClusterError>(got)
-        })?;
+        };
         if messages.is_empty() {
             self.idle += 1;
         } else {
@@ -232,16 +322,27 @@ impl LogSource for PartitionSource<'_> {
     }
 
     fn ack(&mut self, tokens: Vec<Self::Token>) -> Result<(), ClusterError> {
+        // A lost acknowledgement only makes JetStream deliver the message
+        // again, which the node then finds stored.
+        let client = &self.connection.client;
         self.connection.runtime.block_on(async {
-            for m in tokens {
-                m.ack().await.map_err(|e| ClusterError::js("ack", e))?;
+            for m in &tokens {
+                retried(RETRY_FOR, "ack".to_owned(), || async {
+                    match m.ack().await {
+                        Ok(()) => Attempt::Done(()),
+                        Err(e) => Attempt::Again(e.to_string()),
+                    }
+                })
+                .await?;
             }
-            Ok::<_, ClusterError>(())
-        })?;
-        self.connection
-            .runtime
-            .block_on(self.connection.client.flush())
-            .map_err(|e| ClusterError::js("flush acks", e))
+            retried(RETRY_FOR, "flush acks".to_owned(), || async {
+                match client.flush().await {
+                    Ok(()) => Attempt::Done(()),
+                    Err(e) => Attempt::Again(e.to_string()),
+                }
+            })
+            .await
+        })
     }
 }
 

@@ -315,6 +315,150 @@ fn two_nodes_on_disjoint_partitions_equal_a_single_node_ingest() {
 }
 
 #[test]
+fn a_program_publishing_through_the_stream_publisher_equals_a_single_node_ingest() {
+    use strataflow_cluster::publish::PublishOptions;
+    use strataflow_cluster::publisher::{StreamPublishError, StreamPublisher};
+
+    let dir = tempfile::tempdir().unwrap();
+    let server = nats::single(dir.path());
+    let archive = generate(dir.path(), 300, 5);
+    let single = dir.path().join("single");
+    ok(&single, &["ingest", "-q", archive.to_str().unwrap()]);
+    let publisher = StreamPublisher::connect(
+        &server.url(),
+        PublishOptions {
+            prefix: "strataflow".into(),
+            partitions: 2,
+            replicas: None,
+            publish_timeout: std::time::Duration::from_secs(30),
+        },
+    )
+    .unwrap();
+    assert_eq!(publisher.partitions(), 2);
+    let text = std::fs::read_to_string(&archive).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    // One message at a time, as an agent would, then the rest as batches.
+    let (one_by_one, batched) = lines.split_at(40);
+    for line in one_by_one {
+        let published = publisher.append_json(line).unwrap();
+        assert!(published.new, "{line}");
+    }
+    for chunk in batched.chunks(50) {
+        let inputs = chunk
+            .iter()
+            .enumerate()
+            .map(|(i, l)| {
+                strataflow::pipeline::source::jsonl::parse_line("batch", i + 1, l).unwrap()
+            })
+            .collect();
+        let published = publisher.append_batch(inputs).unwrap();
+        assert!(published.iter().all(|p| p.new));
+    }
+    // Again: nothing new.
+    assert!(!publisher.append_json(lines[0]).unwrap().new);
+
+    // A message conflicting with the stream refuses its whole batch,
+    // naming its index; a bad one names its field.
+    let mut changed: serde_json::Value = serde_json::from_str(lines[3]).unwrap();
+    changed["content"] = "other words".into();
+    let fresh = r#"{"thread": "new-thread", "id": "n1", "role": "user", "content": "not stored", "ts": "2024-01-01T00:00:00Z"}"#;
+    let inputs = [fresh, &changed.to_string()]
+        .iter()
+        .enumerate()
+        .map(|(i, l)| strataflow::pipeline::source::jsonl::parse_line("batch", i + 1, l).unwrap())
+        .collect();
+    match publisher.append_batch(inputs) {
+        Err(StreamPublishError::Conflict { index, .. }) => assert_eq!(index, 1),
+        other => panic!("expected a conflict: {other:?}"),
+    }
+    match publisher.append_json(r#"{"thread": "t", "id": "x", "role": "robot", "content": "c", "ts": "2024-01-01T00:00:00Z"}"#) {
+        Err(StreamPublishError::Invalid(e)) => assert_eq!(e.field.as_deref(), Some("role")),
+        other => panic!("expected an invalid message: {other:?}"),
+    }
+    drop(publisher);
+
+    let node = dir.path().join("node");
+    run_nodes(&server.url(), &[(&node, "0,1")]);
+    assert_union_equals_single(&single, &[&node]);
+}
+
+#[test]
+fn a_node_added_later_takes_a_partition_over_and_rebuilds_its_tenants_from_the_stream() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = nats::single(dir.path());
+    let archive = generate(dir.path(), 1200, 16);
+    let single = dir.path().join("single");
+    ok(&single, &["ingest", "-q", archive.to_str().unwrap()]);
+    // The archive in two halves (by line, so every thread keeps its
+    // order): the second is published after the node is added.
+    let text = std::fs::read_to_string(&archive).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let (head, tail) = lines.split_at(lines.len() / 2);
+    let halves: Vec<std::path::PathBuf> = [head, tail]
+        .iter()
+        .enumerate()
+        .map(|(i, part)| {
+            let path = dir.path().join(format!("half-{i}.jsonl"));
+            std::fs::write(&path, part.join("\n") + "\n").unwrap();
+            path
+        })
+        .collect();
+    let url = server.url();
+    let publish = |file: &Path| {
+        ok(
+            dir.path(),
+            &[
+                "ingest",
+                "--nats",
+                &url,
+                "--stream-partitions",
+                "4",
+                "-q",
+                file.to_str().unwrap(),
+            ],
+        )
+    };
+    publish(&halves[0]);
+    let (a, b, c) = (
+        dir.path().join("node-a"),
+        dir.path().join("node-b"),
+        dir.path().join("node-c"),
+    );
+    run_nodes(&url, &[(&a, "0,1"), (&b, "2,3")]);
+
+    // Node c is added: a stops, and comes back owning partition 0 only; c
+    // owns partition 1 and, its directory being new, rebuilds partition
+    // 1's tenants from the stream's first message.
+    publish(&halves[1]);
+    run_nodes(&url, &[(&a, "0"), (&b, "2,3"), (&c, "1")]);
+
+    // Each tenant is complete on its owner: its records and digests are
+    // a single-node ingest's. (Node a still holds partition 1's tenants as
+    // they were when it gave the partition up; nothing routes to them.)
+    let owners = [(&a, vec![0]), (&b, vec![2, 3]), (&c, vec![1])];
+    let expected = view_digests(&single);
+    let mut union = BTreeSet::new();
+    let mut compared = BTreeSet::new();
+    for (node, partitions) in owners {
+        union.extend(record_ids(node));
+        for ((tenant, view), digest) in view_digests(node) {
+            if partitions.contains(&strataflow_cluster::partition_of(&tenant, 4)) {
+                assert_eq!(
+                    Some(&digest),
+                    expected.get(&(tenant.clone(), view.clone())),
+                    "{tenant} {view} on {}",
+                    node.display()
+                );
+                compared.insert(tenant);
+            }
+        }
+    }
+    assert_eq!(union, record_ids(&single));
+    let all: BTreeSet<String> = expected.into_keys().map(|(t, _)| t).collect();
+    assert_eq!(compared, all, "a tenant is on no owner");
+}
+
+#[test]
 fn a_node_killed_mid_consumption_restarts_with_nothing_lost_or_duplicated() {
     let dir = tempfile::tempdir().unwrap();
     let server = nats::single(dir.path());
@@ -452,6 +596,116 @@ fn a_nats_server_killed_mid_ingest_loses_nothing_and_keeps_thread_order() {
         &url,
         &[(&nodes[0], "0,3"), (&nodes[1], "1,4"), (&nodes[2], "2,5")],
     );
+    let refs: Vec<&Path> = nodes.iter().map(std::path::PathBuf::as_path).collect();
+    assert_union_equals_single(&single, &refs);
+}
+
+/// The stream's leader killed while three nodes consume: each node's
+/// requests (fetch, ack, consumer info) fail for a while and are tried
+/// again; a fetch that failed reopens its consumer after its ack floor, so
+/// nothing is skipped and no thread is reordered.
+#[test]
+fn a_nats_server_killed_while_nodes_consume_loses_nothing_and_keeps_thread_order() {
+    use std::io::BufRead;
+
+    let dir = tempfile::tempdir().unwrap();
+    let mut cluster = nats::cluster(dir.path());
+    let total = 6000;
+    let archive = generate(dir.path(), total, 30);
+    let file = archive.to_str().unwrap();
+    let single = dir.path().join("single");
+    ok(&single, &["ingest", "-q", file]);
+    ok(
+        dir.path(),
+        &[
+            "ingest",
+            "--nats",
+            &cluster.urls(),
+            "--stream-partitions",
+            "3",
+            "-q",
+            file,
+        ],
+    );
+    let (_, leader) = cluster.servers[0].stream_state("strataflow_l5");
+    let victim = cluster
+        .servers
+        .iter()
+        .position(|s| Some(&s.name) == leader.as_ref())
+        .unwrap_or(1);
+    let nodes: Vec<std::path::PathBuf> = (0..3)
+        .map(|i| dir.path().join(format!("node-{i}")))
+        .collect();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let mut children = Vec::new();
+    for (i, data) in nodes.iter().enumerate() {
+        let mut child = super::common::bin()
+            .arg("--data")
+            .arg(data)
+            .args([
+                "node",
+                "--nats",
+                &cluster.urls(),
+                "--partitions",
+                &i.to_string(),
+                "--batch",
+                "50",
+                "--drain",
+            ])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stderr = child.stderr.take().unwrap();
+        let tx = tx.clone();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stderr)
+                .lines()
+                .map_while(Result::ok)
+            {
+                let _ = tx.send((i, line));
+            }
+        });
+        children.push(child);
+    }
+    drop(tx);
+    // Kill once the nodes have stored a fifth of the messages.
+    let mut delivered = [0u64; 3];
+    let mut log = Vec::new();
+    while delivered.iter().sum::<u64>() < u64::from(total / 5) {
+        let (i, line) = rx
+            .recv_timeout(std::time::Duration::from_secs(120))
+            .unwrap_or_else(|e| panic!("no progress from the nodes ({e}): {log:?}"));
+        if let Some(n) = line
+            .strip_prefix("node: ")
+            .and_then(|rest| rest.split_whitespace().next())
+        {
+            delivered[i] = n.parse().unwrap();
+        }
+        log.push(line);
+    }
+    cluster.servers[victim].kill(); // SIGKILL
+    // Every wait of a node is bounded: a node that neither finishes nor
+    // fails within this is stuck.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(240);
+    for (i, mut child) in children.into_iter().enumerate() {
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            if std::time::Instant::now() > deadline {
+                let _ = child.kill();
+                let rest: Vec<String> = rx.try_iter().map(|(_, l)| l).collect();
+                panic!("node {i} still running 240 s after the kill of {leader:?}: {rest:?}");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        };
+        let rest: Vec<String> = rx.try_iter().map(|(_, l)| l).collect();
+        assert!(
+            status.success(),
+            "node {i} failed after the kill of {leader:?}: {rest:?}"
+        );
+    }
     let refs: Vec<&Path> = nodes.iter().map(std::path::PathBuf::as_path).collect();
     assert_union_equals_single(&single, &refs);
 }
