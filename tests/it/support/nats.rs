@@ -166,12 +166,17 @@ impl NatsServer {
     }
 
     /// Sends the server a signal (`STOP`: paused, its connections stay
-    /// open and unanswered; `CONT`: running again).
+    /// open and unanswered; `CONT`: running again). After `STOP`, returns
+    /// once the kernel shows every thread of the server stopped (a thread
+    /// still running could otherwise answer one more request).
     pub fn signal(&self, signal: &str) {
         if let Some(child) = &self.child {
             let _ = Command::new("kill")
                 .args([&format!("-{signal}"), &child.id().to_string()])
                 .status();
+            if signal == "STOP" {
+                wait_stopped(child.id());
+            }
         }
     }
 
@@ -186,6 +191,31 @@ impl NatsServer {
 impl Drop for NatsServer {
     fn drop(&mut self) {
         self.kill();
+    }
+}
+
+/// Waits (at most 10 s) until every thread of process `pid` is stopped
+/// (state `T` in `/proc/PID/task/*/stat`).
+fn wait_stopped(pid: u32) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let all_stopped = || {
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+            return true;
+        };
+        tasks.flatten().all(|task| {
+            std::fs::read_to_string(task.path().join("stat")).is_ok_and(|stat| {
+                // The state follows the command name in parentheses.
+                stat.rsplit_once(") ")
+                    .is_some_and(|(_, rest)| rest.starts_with('T') || rest.starts_with('t'))
+            })
+        })
+    };
+    while !all_stopped() {
+        assert!(
+            Instant::now() < deadline,
+            "nats-server {pid} did not stop within 10 s of SIGSTOP"
+        );
+        std::thread::sleep(Duration::from_millis(5));
     }
 }
 
