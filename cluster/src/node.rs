@@ -84,6 +84,8 @@ pub struct PartitionSource<'c> {
     next: usize,
     /// Partitions that answered nothing since the last message.
     idle: usize,
+    /// Since when fetches fail without one succeeding.
+    failing_since: Option<std::time::Instant>,
 }
 
 /// One owned partition's durable consumer.
@@ -97,6 +99,12 @@ struct Partition {
 /// How long a node tries a failing JetStream request again before it
 /// stops with the error.
 pub const RETRY_FOR: Duration = Duration::from_secs(60);
+
+/// The largest batch a node fetches (`--batch`), and the unacknowledged
+/// messages its consumers allow.
+pub const MAX_BATCH: u64 = 10_000;
+
+const MAX_ACK_PENDING: i64 = 10_000;
 
 impl<'c> PartitionSource<'c> {
     /// Opens (or creates) the durable consumer of each partition; `fresh`
@@ -150,6 +158,9 @@ impl<'c> PartitionSource<'c> {
                 ack_policy: jetstream::consumer::AckPolicy::Explicit,
                 ack_wait: ACK_WAIT,
                 deliver_policy: jetstream::consumer::DeliverPolicy::All,
+                // A fetch delivers at most this many unacknowledged
+                // messages: room for the largest batch.
+                max_ack_pending: MAX_ACK_PENDING,
                 ..Default::default()
             };
             let consumer = connection
@@ -169,6 +180,7 @@ impl<'c> PartitionSource<'c> {
             consumers,
             next: 0,
             idle: 0,
+            failing_since: None,
         })
     }
 
@@ -281,13 +293,35 @@ impl LogSource for PartitionSource<'_> {
         let Some(partition) = self.consumers.get_mut(index) else {
             return Ok(Vec::new());
         };
+        // A consumer created before `max_ack_pending` was set allows the
+        // server's default (1,000): a fetch of more would not end.
+        let allowed = usize::try_from(partition.consumer.cached_info().config.max_ack_pending)
+            .ok()
+            .filter(|n| *n > 0)
+            .unwrap_or(usize::MAX);
         let messages = match self
             .connection
             .runtime
-            .block_on(fetch(&partition.consumer, max))
+            .block_on(fetch(&partition.consumer, max.min(allowed)))
         {
-            Ok(messages) => messages,
+            Ok(messages) => {
+                self.failing_since = None;
+                messages
+            }
             Err(detail) => {
+                let since = *self
+                    .failing_since
+                    .get_or_insert_with(std::time::Instant::now);
+                if since.elapsed() >= RETRY_FOR {
+                    return Err(ClusterError::js(
+                        format!(
+                            "fetch partition {} (failing for {:?})",
+                            partition.number,
+                            since.elapsed()
+                        ),
+                        detail,
+                    ));
+                }
                 tracing::warn!(
                     partition = partition.number,
                     detail,

@@ -582,7 +582,7 @@ pub struct ServeArgs {
     pub partitions: Vec<u32>,
     /// With --nats: messages the consumer fetches and stores per batch,
     /// 1..=10000.
-    #[arg(long, value_name = "N", requires = "nats", default_value_t = 500, value_parser = in_range::<usize>((1, 10_000)))]
+    #[arg(long, value_name = "N", requires = "nats", default_value_t = 500, value_parser = in_range::<usize>((1, strataflow_cluster::node::MAX_BATCH)))]
     pub batch: usize,
     /// Serve as the cluster's front: hold no data, forward each /v1
     /// request to the node that owns its tenant's partition, as the map
@@ -1074,7 +1074,7 @@ pub struct NodeArgs {
     #[arg(long, value_name = "PREFIX", default_value = "strataflow")]
     pub prefix: String,
     /// Messages fetched and stored per batch, 1..=10000.
-    #[arg(long, value_name = "N", default_value_t = 500, value_parser = in_range::<usize>((1, 10_000)))]
+    #[arg(long, value_name = "N", default_value_t = 500, value_parser = in_range::<usize>((1, strataflow_cluster::node::MAX_BATCH)))]
     pub batch: usize,
     /// Exit once the owned partitions are consumed to their end and the
     /// views refreshed, instead of waiting for more.

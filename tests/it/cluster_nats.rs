@@ -239,6 +239,10 @@ fn three_nodes_on_a_three_server_cluster_with_r3_equal_a_single_node_ingest() {
                         &url,
                         "--partitions",
                         partitions,
+                        // More than the server's default of unacknowledged
+                        // messages per consumer (1,000).
+                        "--batch",
+                        "2000",
                         "--drain",
                         "-q",
                     ],
