@@ -193,13 +193,7 @@ pub fn run_front(
         .thread_name("strataflow-front")
         .build()?;
     runtime.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(options.listen)
-            .await
-            .map_err(|source| ServeError::Bind {
-                listen: options.listen,
-                source,
-            })?;
-        let bound = listener.local_addr()?;
+        let (listener, bound) = crate::options::bind(options.listen).await?;
         let front = Front {
             map: Arc::new(map),
             keys: Arc::new(keys),

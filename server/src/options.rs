@@ -100,6 +100,17 @@ impl From<strataflow::MemoryError> for ServeError {
     }
 }
 
+/// Binds the listening socket; the error names the address.
+pub(crate) async fn bind(
+    listen: SocketAddr,
+) -> Result<(tokio::net::TcpListener, SocketAddr), ServeError> {
+    let listener = tokio::net::TcpListener::bind(listen)
+        .await
+        .map_err(|source| ServeError::Bind { listen, source })?;
+    let bound = listener.local_addr()?;
+    Ok((listener, bound))
+}
+
 /// Refuses a non-loopback address when no key is required.
 pub fn check_listen(listen: SocketAddr, keys_required: bool) -> Result<(), ServeError> {
     if keys_required || listen.ip().is_loopback() {

@@ -179,13 +179,7 @@ fn serve(
             consumer = Some(started);
         }
         let service = Arc::new(service);
-        let listener = tokio::net::TcpListener::bind(options.listen)
-            .await
-            .map_err(|source| ServeError::Bind {
-                listen: options.listen,
-                source,
-            })?;
-        let bound = listener.local_addr()?;
+        let (listener, bound) = crate::options::bind(options.listen).await?;
         let state = AppState {
             service: Arc::clone(&service),
             metrics: Arc::new(Metrics::default()),

@@ -72,6 +72,14 @@ fn generate_threads(dir: &Path, messages: u32, threads: u32, tenants: u32) -> st
     archive
 }
 
+/// A single-node `ingest` of `archive` into `dir/single`, the anchor every
+/// cluster run is compared with.
+fn single_ingest(dir: &Path, archive: &Path) -> std::path::PathBuf {
+    let single = dir.join("single");
+    ok(&single, &["ingest", "-q", archive.to_str().unwrap()]);
+    single
+}
+
 /// The words of a line that follow `label` (`12 new` → 12).
 fn count_before(line: &str, label: &str) -> u64 {
     let words: Vec<&str> = line.split_whitespace().collect();
@@ -203,8 +211,7 @@ fn three_nodes_on_a_three_server_cluster_with_r3_equal_a_single_node_ingest() {
     let cluster = nats::cluster(dir.path());
     let archive = generate_threads(dir.path(), 100_000, 3000, 300);
     let file = archive.to_str().unwrap();
-    let single = dir.path().join("single");
-    ok(&single, &["ingest", "-q", file]);
+    let single = single_ingest(dir.path(), &archive);
     let published = ok(
         dir.path(),
         &[
@@ -264,8 +271,7 @@ fn two_nodes_on_disjoint_partitions_equal_a_single_node_ingest() {
     let server = nats::single(dir.path());
     let archive = generate(dir.path(), 2000, 30);
     let file = archive.to_str().unwrap();
-    let single = dir.path().join("single");
-    ok(&single, &["ingest", "-q", file]);
+    let single = single_ingest(dir.path(), &archive);
 
     ok(
         dir.path(),
@@ -326,8 +332,7 @@ fn a_program_publishing_through_the_stream_publisher_equals_a_single_node_ingest
     let dir = tempfile::tempdir().unwrap();
     let server = nats::single(dir.path());
     let archive = generate(dir.path(), 300, 5);
-    let single = dir.path().join("single");
-    ok(&single, &["ingest", "-q", archive.to_str().unwrap()]);
+    let single = single_ingest(dir.path(), &archive);
     let publisher = StreamPublisher::connect(
         &server.url(),
         PublishOptions {
@@ -391,8 +396,7 @@ fn a_node_added_later_takes_a_partition_over_and_rebuilds_its_tenants_from_the_s
     let dir = tempfile::tempdir().unwrap();
     let server = nats::single(dir.path());
     let archive = generate(dir.path(), 1200, 16);
-    let single = dir.path().join("single");
-    ok(&single, &["ingest", "-q", archive.to_str().unwrap()]);
+    let single = single_ingest(dir.path(), &archive);
     // The archive in two halves (by line, so every thread keeps its
     // order): the second is published after the node is added.
     let text = std::fs::read_to_string(&archive).unwrap();
@@ -468,8 +472,7 @@ fn a_node_killed_mid_consumption_restarts_with_nothing_lost_or_duplicated() {
     let server = nats::single(dir.path());
     let archive = generate(dir.path(), 2000, 30);
     let file = archive.to_str().unwrap();
-    let single = dir.path().join("single");
-    ok(&single, &["ingest", "-q", file]);
+    let single = single_ingest(dir.path(), &archive);
     ok(
         dir.path(),
         &[
@@ -533,8 +536,7 @@ fn a_nats_server_killed_mid_ingest_loses_nothing_and_keeps_thread_order() {
     let total = 5000;
     let archive = generate(dir.path(), total, 30);
     let file = archive.to_str().unwrap();
-    let single = dir.path().join("single");
-    ok(&single, &["ingest", "-q", file]);
+    let single = single_ingest(dir.path(), &archive);
     let ingest = super::common::bin()
         .arg("--data")
         .arg(dir.path().join("publisher"))
@@ -617,8 +619,7 @@ fn a_nats_server_killed_while_nodes_consume_loses_nothing_and_keeps_thread_order
     let total = 6000;
     let archive = generate(dir.path(), total, 30);
     let file = archive.to_str().unwrap();
-    let single = dir.path().join("single");
-    ok(&single, &["ingest", "-q", file]);
+    let single = single_ingest(dir.path(), &archive);
     ok(
         dir.path(),
         &[
