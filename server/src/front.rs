@@ -25,7 +25,7 @@ use strataflow_cluster::subject::partition_of;
 
 use crate::http::auth::Keys;
 use crate::http::error::ApiError;
-use crate::options::{ServeError, ServeOptions, check_listen};
+use crate::options::{ServeError, ServeOptions};
 
 /// Header of every forwarded answer: the node that gave it.
 pub const NODE_HEADER: &str = "strataflow-node";
@@ -179,11 +179,7 @@ pub fn run_front(
     options: &ServeOptions,
     announce: impl FnOnce(SocketAddr, &Keys),
 ) -> Result<(), ServeError> {
-    let keys = match &options.keys {
-        Some(path) => Keys::from_file(path.clone())?,
-        None => Keys::open(),
-    };
-    check_listen(options.listen, keys.required())?;
+    let keys = crate::run::checked_keys(options)?;
     let client = reqwest::Client::builder()
         .timeout(options.request_timeout)
         .build()

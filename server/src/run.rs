@@ -26,11 +26,18 @@ use crate::service::{Service, ServiceOptions};
 /// Checks what can be checked before the data directory is opened: the
 /// key file reads, and the address is loopback unless keys are required.
 pub fn check(options: &ServeOptions) -> Result<(), ServeError> {
+    checked_keys(options).map(drop)
+}
+
+/// The keys of `options` (open without a key file), refused with the
+/// listening address when that is off loopback and no key is required.
+pub(crate) fn checked_keys(options: &ServeOptions) -> Result<Keys, ServeError> {
     let keys = match &options.keys {
         Some(path) => Keys::from_file(path.clone())?,
         None => Keys::open(),
     };
-    check_listen(options.listen, keys.required())
+    check_listen(options.listen, keys.required())?;
+    Ok(keys)
 }
 
 /// Serves `memory` until SIGTERM or SIGINT; `announce` is called with the
@@ -147,11 +154,7 @@ fn serve(
     node: Option<(ClusterNode, Connection, &NodeOptions)>,
     announce: impl FnOnce(SocketAddr, &Keys),
 ) -> Result<(), ServeError> {
-    let keys = match &options.keys {
-        Some(path) => Keys::from_file(path.clone())?,
-        None => Keys::open(),
-    };
-    check_listen(options.listen, keys.required())?;
+    let keys = checked_keys(options)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_name("strataflow-serve")

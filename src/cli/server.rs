@@ -90,7 +90,12 @@ pub fn serve(out: &mut dyn Write, dir: &Path, args: &ServeArgs) -> Result<(), Fa
             "no key file: loopback only, every caller is admin".to_owned()
         }
     };
+    // The first line of a server: where it listens, what it is and how
+    // it admits callers.
     let mut announced = Ok(());
+    let mut announce = |what: String, keys: &strataflow_server::http::auth::Keys| {
+        announced = writeln!(out, "{what}; {})", mode(keys)).and_then(|()| out.flush());
+    };
     if let Some(map) = &args.cluster {
         let map = strataflow_server::front::ClusterMap::load(map).map_err(|e| Failure {
             message: e.to_string(),
@@ -99,12 +104,12 @@ pub fn serve(out: &mut dyn Write, dir: &Path, args: &ServeArgs) -> Result<(), Fa
         let nodes = map.nodes().len();
         let partitions = map.partitions;
         strataflow_server::front::run_front(map, &options, |addr, keys| {
-            announced = writeln!(
-                out,
-                "listening on http://{addr} (cluster front: {partitions} partitions on {nodes} nodes; {})",
-                mode(keys)
-            )
-            .and_then(|()| out.flush());
+            announce(
+                format!(
+                    "listening on http://{addr} (cluster front: {partitions} partitions on {nodes} nodes"
+                ),
+                keys,
+            );
         })?;
         announced?;
         return Ok(());
@@ -112,12 +117,10 @@ pub fn serve(out: &mut dyn Write, dir: &Path, args: &ServeArgs) -> Result<(), Fa
     let memory = open(dir)?;
     let Some(url) = &args.nats.nats else {
         strataflow_server::run::run(memory, &options, |addr, keys| {
-            announced = writeln!(
-                out,
-                "listening on http://{addr} (MCP at http://{addr}/mcp; {})",
-                mode(keys)
-            )
-            .and_then(|()| out.flush());
+            announce(
+                format!("listening on http://{addr} (MCP at http://{addr}/mcp"),
+                keys,
+            );
         })?;
         announced?;
         return Ok(());
@@ -144,13 +147,13 @@ pub fn serve(out: &mut dyn Write, dir: &Path, args: &ServeArgs) -> Result<(), Fa
     };
     let stream = node.stream().to_owned();
     strataflow_server::run::run_node(memory, &options, node, &consumer, |addr, keys| {
-        announced = writeln!(
-            out,
-            "listening on http://{addr} (MCP at http://{addr}/mcp; node of stream {stream}, partitions {:?}; {})",
-            args.partitions,
-            mode(keys)
-        )
-        .and_then(|()| out.flush());
+        announce(
+            format!(
+                "listening on http://{addr} (MCP at http://{addr}/mcp; node of stream {stream}, partitions {:?}",
+                args.partitions
+            ),
+            keys,
+        );
     })?;
     announced?;
     Ok(())
