@@ -115,11 +115,21 @@ pub(crate) use strataflow_text::normalise::push_lowercase;
 
 /// A word list looked up by binary search: given in any order (as it is
 /// written, for reading), sorted once on first use. Same answers as
-/// `list.contains(&word)`, in a few comparisons instead of one per word.
+/// `list.contains(&word)`, in a few comparisons of numbers instead of one
+/// string comparison per word: a word of at most [`PACKED_MAX`] bytes is
+/// compared as its [`packed`] key.
 #[derive(Debug)]
 pub struct WordSet {
     words: &'static [&'static str],
-    sorted: std::sync::OnceLock<Vec<&'static str>>,
+    sorted: std::sync::OnceLock<Sorted>,
+}
+
+/// A [`WordSet`]'s words, sorted: the packed keys of the short ones, the
+/// long ones as they are.
+#[derive(Debug)]
+struct Sorted {
+    short: Vec<u128>,
+    long: Vec<&'static str>,
 }
 
 impl WordSet {
@@ -133,15 +143,24 @@ impl WordSet {
 
     /// Whether `word` is one of the list.
     pub fn contains(&self, word: &str) -> bool {
-        self.sorted
-            .get_or_init(|| {
-                let mut sorted = self.words.to_vec();
-                sorted.sort_unstable_by(|a, b| by_length(a, b));
-                sorted.dedup();
-                sorted
-            })
-            .binary_search_by(|w| by_length(w, word))
-            .is_ok()
+        let sorted = self.sorted.get_or_init(|| {
+            let (mut short, mut long) = (Vec::new(), Vec::new());
+            for w in self.words {
+                match packed(w) {
+                    Some(key) => short.push(key),
+                    None => long.push(*w),
+                }
+            }
+            short.sort_unstable();
+            short.dedup();
+            long.sort_unstable();
+            long.dedup();
+            Sorted { short, long }
+        });
+        match packed(word) {
+            Some(key) => sorted.short.binary_search(&key).is_ok(),
+            None => sorted.long.binary_search(&word).is_ok(),
+        }
     }
 
     /// The list as written.
@@ -150,10 +169,21 @@ impl WordSet {
     }
 }
 
-/// Words ordered by length, then bytes: most comparisons of a look-up
-/// are one of lengths.
-pub(crate) fn by_length(a: &str, b: &str) -> std::cmp::Ordering {
-    a.len().cmp(&b.len()).then_with(|| a.cmp(b))
+/// The longest word [`packed`] gives a key for, in bytes.
+pub(crate) const PACKED_MAX: usize = 15;
+
+/// A word of at most [`PACKED_MAX`] bytes as one number (its bytes and its
+/// length: two words have the same key exactly when they are equal); `None`
+/// for a longer word.
+pub(crate) fn packed(word: &str) -> Option<u128> {
+    let bytes = word.as_bytes();
+    let mut key = [0u8; 16];
+    key.get_mut(..bytes.len())?.copy_from_slice(bytes);
+    let len = u8::try_from(bytes.len())
+        .ok()
+        .filter(|&n| usize::from(n) <= PACKED_MAX)?;
+    key[PACKED_MAX] = len;
+    Some(u128::from_le_bytes(key))
 }
 
 /// Whether `text` holds `needle` (ASCII) in any mix of ASCII case.
@@ -172,7 +202,8 @@ pub(crate) fn contains_ascii_ci(text: &str, needle: &str) -> bool {
 
 /// Words that carry no topic.
 pub fn is_stop_word(word: &str) -> bool {
-    STOP_WORDS.binary_search(&word).is_ok()
+    static SET: WordSet = WordSet::new(STOP_WORDS);
+    SET.contains(word)
 }
 
 /// Sorted for binary search.
@@ -375,8 +406,9 @@ pub fn is_first_person(words: &[String]) -> bool {
 /// Verbs and phrases that mark something that happened, is planned or is
 /// a lasting fact about the speaker.
 pub fn has_event_cue(words: &[String]) -> bool {
+    static SET: WordSet = WordSet::new(EVENT_WORDS);
     words.iter().any(|w| {
-        EVENT_WORDS.binary_search(&w.as_str()).is_ok()
+        SET.contains(w)
             || (w.len() >= 5 && w.ends_with("ed") && !NOT_VERBS_ED.contains(&w.as_str()))
     })
 }
@@ -550,6 +582,30 @@ pub(crate) mod tests {
         static SET: WordSet = WordSet::new(&["the", "a", "an", "the", "zebra", "i'm"]);
         assert_same_answers(&SET);
         assert!(SET.contains("i'm") && !SET.contains("im"));
+    }
+
+    #[test]
+    fn word_sets_answer_for_words_around_the_packed_length() {
+        static SET: WordSet = WordSet::new(&[
+            "abcdefghijklmno",
+            "abcdefghijklmnop",
+            "abcdefghijklmnopq",
+            "a",
+            "",
+        ]);
+        assert_same_answers(&SET);
+        for w in [
+            "abcdefghijklmn",
+            "abcdefghijklmnO",
+            "abcdefghijklmnoq",
+            "abcdefghijklmnopqr",
+            "a\0",
+            "\0",
+        ] {
+            assert_eq!(SET.contains(w), SET.words().contains(&w), "{w:?}");
+        }
+        assert_eq!(packed("abcdefghijklmno").map(|_| ()), Some(()));
+        assert_eq!(packed("abcdefghijklmnop"), None);
     }
 
     proptest::proptest! {

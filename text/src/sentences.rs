@@ -66,49 +66,39 @@ fn is_opener(c: char) -> bool {
 
 /// Splits `text` into sentences (see the module docs for the rules).
 pub fn split(text: &str) -> Vec<Sentence<'_>> {
-    let chars: Vec<(usize, char)> = text.char_indices().collect();
-    let byte_at = |k: usize| chars.get(k).map_or(text.len(), |&(b, _)| b);
     let mut out = Vec::new();
     let mut start = 0usize;
-    let mut i = 0usize;
-    while let Some(&(at, c)) = chars.get(i) {
+    // Byte offset of the next character to look at.
+    let mut at = 0usize;
+    loop {
+        let rest = text.get(at..).unwrap_or_default();
+        let Some((offset, c)) = rest.char_indices().find(|&(_, c)| c == '\n' || is_stop(c)) else {
+            break;
+        };
+        at += offset;
         if c == '\n' {
             push(text, start, at + 1, &mut out);
             start = at + 1;
-            i += 1;
+            at += 1;
             continue;
         }
-        if !is_stop(c) {
-            i += 1;
-            continue;
-        }
-        let run_end = (i..)
-            .find(|&k| chars.get(k).is_none_or(|&(_, c)| !is_stop(c)))
-            .unwrap_or(chars.len());
-        let closed = (run_end..)
-            .find(|&k| chars.get(k).is_none_or(|&(_, c)| !is_closer(c)))
-            .unwrap_or(chars.len());
-        let run: Vec<char> = chars
-            .get(i..run_end)
-            .unwrap_or_default()
-            .iter()
-            .map(|&(_, c)| c)
-            .collect();
-        let next = chars.get(closed).map(|&(_, c)| c);
-        let next_word = chars
-            .get(closed..)
-            .unwrap_or_default()
-            .iter()
-            .map(|&(_, c)| c)
-            .find(|c| !c.is_whitespace() && !is_opener(*c));
+        let rest = text.get(at..).unwrap_or_default();
+        let run = rest
+            .get(..rest.find(|c| !is_stop(c)).unwrap_or(rest.len()))
+            .unwrap_or_default();
+        let after_run = text.get(at + run.len()..).unwrap_or_default();
+        let closed = at + run.len() + after_run.find(|c| !is_closer(c)).unwrap_or(after_run.len());
+        let tail = text.get(closed..).unwrap_or_default();
+        let next = tail.chars().next();
+        let next_word = tail.chars().find(|c| !c.is_whitespace() && !is_opener(*c));
         let capital_follows = next_word.is_some_and(char::is_uppercase);
-        let ends = if run.iter().any(|&c| is_cjk_stop(c)) || next.is_none() || next_word.is_none() {
+        let ends = if run.chars().any(is_cjk_stop) || next.is_none() || next_word.is_none() {
             true
         } else if !next.is_some_and(char::is_whitespace) {
             false
-        } else if run.iter().any(|&c| !matches!(c, '.' | '…')) {
+        } else if run.chars().any(|c| !matches!(c, '.' | '…')) {
             true
-        } else if run.len() > 1 || run.contains(&'…') {
+        } else if run.chars().nth(1).is_some() || run.contains('…') {
             capital_follows
         } else {
             let before = text.get(start..at).unwrap_or_default();
@@ -124,11 +114,11 @@ pub fn split(text: &str) -> Vec<Sentence<'_>> {
             }
         };
         if ends {
-            let end = byte_at(closed);
-            push(text, start, end, &mut out);
-            start = end;
+            push(text, start, closed, &mut out);
+            start = closed;
         }
-        i = closed.max(i + 1);
+        // `closed` is past the run, which holds `c`.
+        at = closed.max(at + c.len_utf8());
     }
     push(text, start, text.len(), &mut out);
     out
@@ -158,6 +148,78 @@ fn push<'a>(text: &'a str, start: usize, end: usize, out: &mut Vec<Sentence<'a>>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The first form of [`split`] (over a vector of characters): the
+    /// reference [`split`] must agree with.
+    fn split_by_chars(text: &str) -> Vec<Sentence<'_>> {
+        let chars: Vec<(usize, char)> = text.char_indices().collect();
+        let byte_at = |k: usize| chars.get(k).map_or(text.len(), |&(b, _)| b);
+        let mut out = Vec::new();
+        let mut start = 0usize;
+        let mut i = 0usize;
+        while let Some(&(at, c)) = chars.get(i) {
+            if c == '\n' {
+                push(text, start, at + 1, &mut out);
+                start = at + 1;
+                i += 1;
+                continue;
+            }
+            if !is_stop(c) {
+                i += 1;
+                continue;
+            }
+            let run_end = (i..)
+                .find(|&k| chars.get(k).is_none_or(|&(_, c)| !is_stop(c)))
+                .unwrap_or(chars.len());
+            let closed = (run_end..)
+                .find(|&k| chars.get(k).is_none_or(|&(_, c)| !is_closer(c)))
+                .unwrap_or(chars.len());
+            let run: Vec<char> = chars
+                .get(i..run_end)
+                .unwrap_or_default()
+                .iter()
+                .map(|&(_, c)| c)
+                .collect();
+            let next = chars.get(closed).map(|&(_, c)| c);
+            let next_word = chars
+                .get(closed..)
+                .unwrap_or_default()
+                .iter()
+                .map(|&(_, c)| c)
+                .find(|c| !c.is_whitespace() && !is_opener(*c));
+            let capital_follows = next_word.is_some_and(char::is_uppercase);
+            let ends =
+                if run.iter().any(|&c| is_cjk_stop(c)) || next.is_none() || next_word.is_none() {
+                    true
+                } else if !next.is_some_and(char::is_whitespace) {
+                    false
+                } else if run.iter().any(|&c| !matches!(c, '.' | '…')) {
+                    true
+                } else if run.len() > 1 || run.contains(&'…') {
+                    capital_follows
+                } else {
+                    let before = text.get(start..at).unwrap_or_default();
+                    let word = before
+                        .rsplit(char::is_whitespace)
+                        .next()
+                        .unwrap_or_default()
+                        .trim_start_matches(|c: char| !c.is_alphanumeric());
+                    match lookup(word) {
+                        Some(Abbreviation::ListEnd) => capital_follows,
+                        Some(_) => false,
+                        None => !(is_initial(word) && capital_follows),
+                    }
+                };
+            if ends {
+                let end = byte_at(closed);
+                push(text, start, end, &mut out);
+                start = end;
+            }
+            i = closed.max(i + 1);
+        }
+        push(text, start, text.len(), &mut out);
+        out
+    }
 
     /// The table: each text and the sentences it must give.
     const TABLE: &[(&str, &[&str])] = &[
@@ -257,6 +319,32 @@ mod tests {
         assert_eq!(s.len(), 3);
         for s in s {
             assert_eq!(&text[s.start..s.end], s.text);
+        }
+    }
+
+    /// The table's texts and every text of stops, closers, openers,
+    /// spaces, line breaks, initials, abbreviations and CJK stops split as
+    /// the first form did.
+    #[test]
+    fn split_agrees_with_its_first_form_on_the_table() {
+        for (text, _) in TABLE {
+            assert_eq!(split(text), split_by_chars(text), "{text:?}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn split_agrees_with_its_first_form(
+            pieces in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    "a", "Bo", "I", "J", " ", "  ", "\n", ".", "..", "…", "!", "?", "?!", "。",
+                    "！", "\"", "'", "’", ")", "(", "“", "Dr", "etc", "e.g", "3", "é", "Ünï", "記",
+                ]),
+                0..24,
+            )
+        ) {
+            let text: String = pieces.concat();
+            proptest::prop_assert_eq!(split(&text), split_by_chars(&text));
         }
     }
 

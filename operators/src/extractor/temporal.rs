@@ -23,6 +23,8 @@ use regex::{Captures, Regex};
 use strataflow_record::record::{Precision, TimeBasis};
 use strataflow_record::{SourceTime, Timestamp};
 
+use crate::text::WordSet;
+
 /// Direction of a statement relative to its mention.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Tense {
@@ -488,7 +490,7 @@ const HEDGES: &[&str] = &[
 ];
 
 /// Common irregular past forms (and a few participles) that mark the past.
-const PAST_IRREGULAR: &[&str] = &[
+static PAST_IRREGULAR: WordSet = WordSet::new(&[
     "went",
     "was",
     "were",
@@ -571,10 +573,10 @@ const PAST_IRREGULAR: &[&str] = &[
     "taken",
     "given",
     "written",
-];
+]);
 
 /// Words ending in "-ed" that are not past verbs (or are mostly adjectives).
-const ED_EXCLUDE: &[&str] = &[
+static ED_EXCLUDE: WordSet = WordSet::new(&[
     "need",
     "feed",
     "seed",
@@ -634,7 +636,7 @@ const ED_EXCLUDE: &[&str] = &[
     "amazed",
     "overwhelmed",
     "prepared",
-];
+]);
 
 /// Past verbs after "just" that do not report an event ("I just wanted to").
 const JUST_EXCLUDE: &[&str] = &["was", "were", "wanted", "needed", "thought", "meant"];
@@ -781,11 +783,11 @@ fn is_regular_past(w: &str) -> bool {
     w.len() >= 4
         && w.ends_with("ed")
         && w.bytes().all(|b| b.is_ascii_alphabetic())
-        && !ED_EXCLUDE.contains(&w)
+        && !ED_EXCLUDE.contains(w)
 }
 
 pub(crate) fn is_past_verb(w: &str) -> bool {
-    PAST_IRREGULAR.contains(&w) || is_regular_past(w)
+    PAST_IRREGULAR.contains(w) || is_regular_past(w)
 }
 
 fn is_just_verb(w: &str) -> bool {
@@ -2195,6 +2197,12 @@ mod tests {
     use super::*;
     use Precision as P;
     use TimeBasis as B;
+
+    #[test]
+    fn past_verb_word_sets_answer_as_their_lists() {
+        crate::text::tests::assert_same_answers(&PAST_IRREGULAR);
+        crate::text::tests::assert_same_answers(&ED_EXCLUDE);
+    }
 
     /// A mention time: `Z` times are taken as UTC with no known offset (as
     /// LoCoMo gives them), others keep their offset.

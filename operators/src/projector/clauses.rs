@@ -134,10 +134,10 @@ static SKIP_VERBS: WordSet = WordSet::new(&[
 /// Verbs of [`super::statements::FUNCTION_WORDS`] or [`SKIP_VERBS`] that still take an object
 /// worth keeping (`had a picnic`, `make a family`, `love the beach`).
 #[rustfmt::skip]
-const LIGHT_VERBS: &[&str] = &[
+static LIGHT_VERBS: WordSet = WordSet::new(&[
     "have", "has", "had", "got", "get", "go", "goes", "went", "make", "made", "love", "loves",
     "like", "likes", "enjoy", "enjoys", "prefer", "prefers", "hate", "hates",
-];
+]);
 
 /// Particles that join a verb in the key (`carving out`, `picked up`).
 const PARTICLES: &[&str] = &[
@@ -648,8 +648,7 @@ fn verb_clause(
     let verb = s.lower(j).to_owned();
     let mut k = j + 1;
     // A past form stays as it is (`I learnt` → `learnt`, not `learnts`).
-    let past =
-        crate::extractor::temporal::is_past_verb(&verb) || PARTICIPLES.contains(&verb.as_str());
+    let past = crate::extractor::temporal::is_past_verb(&verb) || PARTICIPLES.contains(&verb);
     let mut key = if third && !past {
         crate::extractor::heuristic::third_singular(&verb).unwrap_or_else(|| verb.clone())
     } else {
@@ -739,7 +738,7 @@ fn adjective_object(s: &Sent, j: usize) -> Option<(usize, String, String)> {
 fn verb_object(s: &Sent, i: usize) -> Option<(usize, String)> {
     let verb = s
         .tok(i)
-        .filter(|t| lexical_tok(t) || t.is_any(LIGHT_VERBS))?;
+        .filter(|t| lexical_tok(t) || t.is_any(&LIGHT_VERBS))?;
     let mut k = i + 1;
     let mut head = verb.lower.clone();
     if s.is_any(k, PARTICLES) || s.is_any(k, PREPOSITIONS) && !s.is(k, "to") {
@@ -764,7 +763,7 @@ fn lexical_tok(t: &super::Tok) -> bool {
 /// A lexical or light verb at `i`.
 fn verb_at(s: &Sent, i: usize) -> bool {
     s.tok(i)
-        .is_some_and(|t| lexical_tok(t) || t.is_any(LIGHT_VERBS))
+        .is_some_and(|t| lexical_tok(t) || t.is_any(&LIGHT_VERBS))
 }
 
 /// Verb-like: a past form, a gerund or a known verb.
@@ -905,22 +904,22 @@ fn object(s: &Sent, i: usize, max: usize) -> Option<(usize, String)> {
 
 /// Irregular past forms and participles (no present tense to conjugate).
 #[rustfmt::skip]
-const PARTICIPLES: &[&str] = &[
+static PARTICIPLES: WordSet = WordSet::new(&[
     "learnt", "dreamt", "burnt", "spent", "known", "shown", "grown", "drawn", "thrown", "flown",
     "seen", "given", "taken", "written", "driven", "eaten", "fallen", "gotten", "begun", "done",
     "gone", "worn", "torn", "met", "found", "made", "heard", "paid", "sold", "told", "held",
     "built", "felt", "kept", "left", "lost", "meant", "sent", "slept", "won", "bought",
     "brought", "caught", "taught", "thought", "became", "began", "knew", "grew", "drew", "flew",
-];
+]);
 
 /// Base verbs that end a value cut before their object (`share story and
 /// offer`).
 #[rustfmt::skip]
-const BASE_VERBS: &[&str] = &[
+static BASE_VERBS: WordSet = WordSet::new(&[
     "give", "keep", "offer", "create", "explore", "express", "learn", "remind", "reach", "start",
     "show", "make", "help", "take", "expect", "find", "get", "do", "go", "see", "try", "build",
     "bring", "share", "feel", "stay", "become", "put", "let",
-];
+]);
 
 /// Verbs that end a value only when their object was cut (`dancing:
 /// lets`, `talking to: community made`).
@@ -966,17 +965,17 @@ fn adverb(w: &str) -> bool {
 
 /// Month names.
 #[rustfmt::skip]
-const MONTHS: &[&str] = &[
+static MONTHS: WordSet = WordSet::new(&[
     "january", "february", "march", "april", "may", "june", "july", "august", "september",
     "october", "november", "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep",
     "sept", "oct", "nov", "dec",
-];
+]);
 
 /// Weekday names.
 #[rustfmt::skip]
-const WEEKDAYS: &[&str] = &[
+static WEEKDAYS: WordSet = WordSet::new(&[
     "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
-];
+]);
 
 /// A day number (`20`, `20th`).
 fn day_number(w: &str) -> bool {
@@ -992,25 +991,25 @@ fn day_number(w: &str) -> bool {
 /// weekday before either (`Monday 20 May`). A month name there is a date,
 /// never a modal verb.
 fn date_at(s: &Sent, m: usize) -> bool {
-    let m = if s.is_any(m, WEEKDAYS) { m + 1 } else { m };
+    let m = if s.is_any(m, &WEEKDAYS) { m + 1 } else { m };
     let day = |j: usize| s.tok(j).is_some_and(|t| t.word && day_number(&t.lower));
-    (day(m) && s.is_any(m + 1, MONTHS))
-        || (s.is_any(m, MONTHS) && s.tok(m).is_some_and(|t| t.upper))
+    (day(m) && s.is_any(m + 1, &MONTHS))
+        || (s.is_any(m, &MONTHS) && s.tok(m).is_some_and(|t| t.upper))
 }
 
 /// Sentence openers that address the listener (imperatives and
 /// pleasantries: `Use FINAL …`, `Enjoy your lunch`, `Let me know`): they
 /// say nothing about the speaker, so version 4 reads no fact in them.
 #[rustfmt::skip]
-const IMPERATIVES: &[&str] = &[
+static IMPERATIVES: WordSet = WordSet::new(&[
     "use", "make", "let", "enjoy", "say", "check", "try", "add", "keep", "remember", "please",
     "don't", "call", "tell", "ask", "send", "put", "give", "pick", "consider", "run", "take",
     "have", "bring", "grab", "note", "avoid", "set", "see",
-];
+]);
 
 /// Whether a sentence addresses the listener (see [`IMPERATIVES`]).
 pub(super) fn addressed_to_listener(s: &Sent) -> bool {
-    s.is_any(0, IMPERATIVES)
+    s.is_any(0, &IMPERATIVES)
 }
 
 /// Indefinite pronouns: no subject a fact is about (`Nothing serious`).
@@ -1029,12 +1028,12 @@ const VAGUE: &[&str] = &[
 
 /// Abstract nouns: no thing one has (`got possible leads`, `a serene vibe`).
 #[rustfmt::skip]
-const ABSTRACT: &[&str] = &[
+static ABSTRACT: WordSet = WordSet::new(&[
     "path", "paths", "lead", "leads", "vibe", "vibes", "project", "projects", "offer", "offers",
     "option", "options", "opportunity", "opportunities", "experience", "experiences", "impact",
     "progress", "issue", "issues", "problem", "problems", "question", "questions", "plan",
     "plans", "goal", "goals", "dream", "dreams", "reason", "reasons", "mind", "heart",
-];
+]);
 
 /// Light verbs: their facts rest on their object alone.
 const LIGHT_KEYS: &[&str] = &[
@@ -1050,7 +1049,7 @@ fn topical(w: &str) -> bool {
         && !FUNCTION_WORD_SET.contains(l.as_str())
         && !LIGHT.contains(l.as_str())
         && !VAGUE.contains(&l.as_str())
-        && !ABSTRACT.contains(&l.as_str())
+        && !ABSTRACT.contains(&l)
 }
 
 /// A value without a verb left at its end without its object (`share
@@ -1067,7 +1066,7 @@ fn trim_dangling_verb(value: &str) -> Option<String> {
     if let [rest @ .., prev, last] = words.as_slice() {
         let last = last.to_lowercase();
         if ["and", "or", "by", "to"].contains(prev)
-            && ((last.len() > 4 && last.ends_with("ing")) || BASE_VERBS.contains(&last.as_str()))
+            && ((last.len() > 4 && last.ends_with("ing")) || BASE_VERBS.contains(&last))
         {
             return clean_value(&rest.join(" "));
         }
@@ -1118,7 +1117,7 @@ fn junk(key: &str, value: &str) -> bool {
     }
     if value_words.iter().all(|w| {
         let l = w.to_lowercase();
-        day_number(&l) || MONTHS.contains(&l.as_str()) || WEEKDAYS.contains(&l.as_str())
+        day_number(&l) || MONTHS.contains(&l) || WEEKDAYS.contains(&l)
     }) {
         return true;
     }
@@ -1160,7 +1159,7 @@ fn junk(key: &str, value: &str) -> bool {
                 "girlfriend",
             ]
             .contains(&head.as_str());
-        let light = LIGHT.contains(head.as_str()) || ABSTRACT.contains(&head.as_str());
+        let light = LIGHT.contains(head.as_str()) || ABSTRACT.contains(&head);
         return person || light || !value_words.iter().any(|w| topical(w));
     }
     false
@@ -1296,6 +1295,13 @@ mod tests {
             &OBJECT_END,
             &LIGHT,
             &FUNCTION_WORD_SET,
+            &LIGHT_VERBS,
+            &PARTICIPLES,
+            &BASE_VERBS,
+            &MONTHS,
+            &IMPERATIVES,
+            &ABSTRACT,
+            &WEEKDAYS,
         ] {
             crate::text::tests::assert_same_answers(set);
         }

@@ -327,6 +327,9 @@ const STOP_WORDS: &[&str] = &[
     "thanksgiving", "hanukkah", "ramadan", "diwali",
 ];
 
+/// [`STOP_WORDS`] for look-ups.
+static STOP_WORD_SET: WordSet = WordSet::new(STOP_WORDS);
+
 /// Words between two capitalized words of one name (`University of Porto`).
 const NAME_CONNECTORS: &[&str] = &[
     "of", "de", "da", "do", "dos", "das", "del", "della", "di", "du", "van", "von", "der", "den",
@@ -626,7 +629,7 @@ impl Tok {
             .or_else(|| text.strip_suffix("'S"))
             .filter(|b| !b.is_empty());
         // `it's`, `he's`, `she's`, `let's`… are contractions, not possessives.
-        let possessive = stripped.is_some() && !STOP_WORDS.contains(&lower.as_str());
+        let possessive = stripped.is_some() && !STOP_WORD_SET.contains(&lower);
         let upper = text.chars().next().is_some_and(char::is_uppercase);
         let base = match stripped {
             Some(base) if possessive => base,
@@ -635,8 +638,8 @@ impl Tok {
         // The base of a word that is no possessive is the word, whose
         // lowercase is `lower`: only a possessive's is folded again.
         let name_word = upper
-            && !STOP_WORDS.contains(&lower.as_str())
-            && (!possessive || !STOP_WORDS.contains(&base.to_lowercase().as_str()));
+            && !STOP_WORD_SET.contains(&lower)
+            && (!possessive || !STOP_WORD_SET.contains(&base.to_lowercase()));
         let base_len = base.len();
         Self {
             base_len,
@@ -705,27 +708,25 @@ fn sentence_tokens(sentence: &str) -> Option<Sent> {
 /// [`sentences`]' word and punctuation rules; with `split`, `.`, `!`, `?`,
 /// `…` and line breaks end a sentence, else they are dropped.
 fn tokenize(text: &str, split: bool) -> Vec<Sent> {
-    let chars: Vec<char> = text
+    let mut chars = text
         .chars()
         .map(|c| match c {
             '’' | '‘' | '`' => '\'',
             '“' | '”' => '"',
             c => c,
         })
-        .collect();
+        .peekable();
     let mut out = Vec::new();
     let mut toks: Vec<Tok> = Vec::new();
     let mut word = String::new();
-    let alnum = |k: Option<usize>| {
-        k.and_then(|k| chars.get(k))
-            .is_some_and(|c| c.is_alphanumeric())
-    };
-    for (i, &c) in chars.iter().enumerate() {
+    let mut previous: Option<char> = None;
+    while let Some(c) = chars.next() {
         let joins = c.is_alphanumeric()
             || (matches!(c, '\'' | '-' | '_' | '.' | '&')
-                && alnum(i.checked_sub(1))
-                && alnum(Some(i + 1)))
+                && previous.is_some_and(char::is_alphanumeric)
+                && chars.peek().is_some_and(|n| n.is_alphanumeric()))
             || (matches!(c, '+' | '#') && !word.is_empty());
+        previous = Some(c);
         if joins {
             word.push(c);
             continue;

@@ -42,7 +42,7 @@ use super::{
     match_work, normalize_name,
 };
 use crate::operator::{OperatorError, OperatorId, ProjectionInput, Projector, config_hash};
-use crate::text::{WordSet, by_length};
+use crate::text::{WordSet, packed};
 
 /// Version of [`HeuristicProjectorV3`].
 pub const VERSION_3: u32 = 3;
@@ -633,18 +633,21 @@ const MATCHERS: [Matcher; 21] = [
     ),
 ];
 
-/// Every trigger word of [`MATCHERS`], sorted by [`by_length`], with the
-/// bits of the patterns it triggers.
-static TRIGGERS: std::sync::LazyLock<Vec<(&'static str, u32)>> = std::sync::LazyLock::new(|| {
-    let mut map: BTreeMap<&'static str, u32> = BTreeMap::new();
+/// Every trigger word of [`MATCHERS`] as its [`packed`] key, sorted, with
+/// the bits of the patterns it triggers (all are short enough to pack: a
+/// test checks).
+static TRIGGERS: std::sync::LazyLock<Vec<(u128, u32)>> = std::sync::LazyLock::new(|| {
+    let mut map: BTreeMap<u128, u32> = BTreeMap::new();
     for (k, (_, triggers)) in MATCHERS.iter().enumerate() {
-        for w in triggers.iter().flat_map(|t| t.iter()) {
-            *map.entry(w).or_default() |= 1 << k;
+        for key in triggers
+            .iter()
+            .flat_map(|t| t.iter())
+            .filter_map(|w| packed(w))
+        {
+            *map.entry(key).or_default() |= 1 << k;
         }
     }
-    let mut triggers: Vec<(&'static str, u32)> = map.into_iter().collect();
-    triggers.sort_by(|a, b| by_length(a.0, b.0));
-    triggers
+    map.into_iter().collect()
 });
 
 /// The bits of the patterns of [`MATCHERS`] one of whose trigger words the
@@ -655,8 +658,9 @@ fn triggered_matchers(s: &Sent) -> u32 {
         .iter()
         .filter(|t| t.word)
         .filter_map(|t| {
+            let key = packed(&t.lower)?;
             triggers
-                .binary_search_by(|(w, _)| by_length(w, &t.lower))
+                .binary_search_by(|(w, _)| w.cmp(&key))
                 .ok()
                 .and_then(|at| triggers.get(at))
         })
@@ -1170,6 +1174,16 @@ pub(crate) mod tests {
         }
         assert!(turns.len() > 500, "read {} turns", turns.len());
         turns
+    }
+
+    /// Every trigger word has a packed key, so [`TRIGGERS`] holds them all.
+    #[test]
+    fn every_trigger_word_packs() {
+        for (_, triggers) in &MATCHERS {
+            for w in triggers.iter().flat_map(|t| t.iter()) {
+                assert!(packed(w).is_some(), "{w}");
+            }
+        }
     }
 
     /// Skipping a pattern on a sentence without its trigger words changes
