@@ -177,13 +177,16 @@ pub(crate) const PACKED_MAX: usize = 15;
 /// for a longer word.
 pub(crate) fn packed(word: &str) -> Option<u128> {
     let bytes = word.as_bytes();
-    let mut key = [0u8; 16];
-    key.get_mut(..bytes.len())?.copy_from_slice(bytes);
-    let len = u8::try_from(bytes.len())
-        .ok()
-        .filter(|&n| usize::from(n) <= PACKED_MAX)?;
-    key[PACKED_MAX] = len;
-    Some(u128::from_le_bytes(key))
+    if bytes.len() > PACKED_MAX {
+        return None;
+    }
+    // Byte `k` at bits `8k..8k+8` (as `u128::from_le_bytes` would place
+    // it), the length in the last byte.
+    let key = bytes
+        .iter()
+        .rev()
+        .fold(0u128, |key, &b| key << 8 | u128::from(b));
+    Some(key | (bytes.len() as u128) << (8 * PACKED_MAX))
 }
 
 /// Whether `text` holds `needle` (ASCII) in any mix of ASCII case.
@@ -604,6 +607,11 @@ pub(crate) mod tests {
         ] {
             assert_eq!(SET.contains(w), SET.words().contains(&w), "{w:?}");
         }
+        let mut le = [0u8; 16];
+        le[..3].copy_from_slice(b"ab'");
+        le[15] = 3;
+        assert_eq!(packed("ab'"), Some(u128::from_le_bytes(le)));
+        assert_ne!(packed("a"), packed("a\0"));
         assert_eq!(packed("abcdefghijklmno").map(|_| ()), Some(()));
         assert_eq!(packed("abcdefghijklmnop"), None);
     }
