@@ -46,7 +46,15 @@ impl Analysis {
                 end: s.end,
                 words: crate::tokens::words(s.text)
                     .iter()
-                    .map(crate::Token::folded)
+                    .map(|t| {
+                        // ASCII folds as ASCII (what `folded` gives, in one
+                        // pass over the bytes).
+                        if t.text.is_ascii() {
+                            t.text.to_ascii_lowercase()
+                        } else {
+                            t.folded()
+                        }
+                    })
                     .collect(),
             })
             .collect();
@@ -84,5 +92,21 @@ mod tests {
         }
         assert_eq!(a.sentences[1].words, ["it's", "3", "50", "today"]);
         assert_eq!(Analysis::of(""), Analysis::default());
+    }
+
+    proptest::proptest! {
+        /// Each sentence's words are the folded words of its text, for any
+        /// text (ASCII or not).
+        #[test]
+        fn the_words_are_the_folded_words_for_any_text(text in "(\\PC|[A-Za-z' ’.!?]){0,40}") {
+            let a = Analysis::of(&text);
+            for s in &a.sentences {
+                let words: Vec<String> = crate::tokens::words(s.text(&text))
+                    .iter()
+                    .map(crate::Token::folded)
+                    .collect();
+                proptest::prop_assert_eq!(&s.words, &words);
+            }
+        }
     }
 }

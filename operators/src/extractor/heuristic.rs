@@ -1117,6 +1117,12 @@ fn is_wished_completion(w: &[String]) -> bool {
 /// the confirmation"); a "let me know" request is kept as a quote. Never
 /// "let Ana".
 pub fn third_person_v3(sentence: &str, speaker: &str) -> String {
+    // Every form read below holds `let ` in some ASCII case (no other
+    // character lowercases to `l`, `e`, `t` or a space): without it, the
+    // sentence is version 4's.
+    if !crate::text::contains_ascii_ci(sentence, "let ") {
+        return third_person_v2(sentence, speaker);
+    }
     // ASCII text lowercases as ASCII: no copy needed to search it.
     let asks_to_be_told = if sentence.is_ascii() {
         crate::text::contains_ascii_ci(sentence, "let me know")

@@ -708,31 +708,58 @@ fn sentence_tokens(sentence: &str) -> Option<Sent> {
 /// [`sentences`]' word and punctuation rules; with `split`, `.`, `!`, `?`,
 /// `…` and line breaks end a sentence, else they are dropped.
 fn tokenize(text: &str, split: bool) -> Vec<Sent> {
-    let mut chars = text
-        .chars()
-        .map(|c| match c {
-            '’' | '‘' | '`' => '\'',
-            '“' | '”' => '"',
-            c => c,
+    let normalized = |c: char| match c {
+        '’' | '‘' | '`' => '\'',
+        '“' | '”' => '"',
+        c => c,
+    };
+    // The word being read: its byte span in `text`, and whether it holds a
+    // character [`normalized`] changes (else it is copied as written).
+    struct Word {
+        start: usize,
+        end: usize,
+        changed: bool,
+    }
+    let take = |word: Word| {
+        let written = text.get(word.start..word.end).unwrap_or_default();
+        Tok::word(if word.changed {
+            written.chars().map(normalized).collect()
+        } else {
+            written.to_owned()
         })
-        .peekable();
+    };
+    let mut chars = text.char_indices().peekable();
     let mut out = Vec::new();
     let mut toks: Vec<Tok> = Vec::new();
-    let mut word = String::new();
+    let mut word: Option<Word> = None;
     let mut previous: Option<char> = None;
-    while let Some(c) = chars.next() {
+    while let Some((at, raw)) = chars.next() {
+        let c = normalized(raw);
         let joins = c.is_alphanumeric()
             || (matches!(c, '\'' | '-' | '_' | '.' | '&')
                 && previous.is_some_and(char::is_alphanumeric)
-                && chars.peek().is_some_and(|n| n.is_alphanumeric()))
-            || (matches!(c, '+' | '#') && !word.is_empty());
+                && chars.peek().is_some_and(|&(_, n)| n.is_alphanumeric()))
+            || (matches!(c, '+' | '#') && word.is_some());
         previous = Some(c);
         if joins {
-            word.push(c);
+            let end = at + raw.len_utf8();
+            match &mut word {
+                Some(w) => {
+                    w.end = end;
+                    w.changed |= c != raw;
+                }
+                None => {
+                    word = Some(Word {
+                        start: at,
+                        end,
+                        changed: c != raw,
+                    });
+                }
+            }
             continue;
         }
-        if !word.is_empty() {
-            toks.push(Tok::word(std::mem::take(&mut word)));
+        if let Some(w) = word.take() {
+            toks.push(take(w));
         }
         match c {
             '.' | '!' | '?' | '\n' | '…' if split && !toks.is_empty() => {
@@ -744,8 +771,8 @@ fn tokenize(text: &str, split: bool) -> Vec<Sent> {
             _ => {}
         }
     }
-    if !word.is_empty() {
-        toks.push(Tok::word(word));
+    if let Some(w) = word.take() {
+        toks.push(take(w));
     }
     if !toks.is_empty() {
         out.push(Sent::new(toks));
@@ -2465,6 +2492,69 @@ mod tests {
         #[test]
         fn normalize_name_paths_agree(name in "[ -~\t\n\u{b}\u{c}\r’ΣÉ]{0,24}") {
             proptest::prop_assert_eq!(normalize_name(&name), normalize_name_general(&name));
+        }
+    }
+
+    /// The first form of [`tokenize`] (over a vector of characters): the
+    /// reference the one that reads byte spans must agree with.
+    fn tokenize_by_chars(text: &str, split: bool) -> Vec<Sent> {
+        let chars: Vec<char> = text
+            .chars()
+            .map(|c| match c {
+                '’' | '‘' | '`' => '\'',
+                '“' | '”' => '"',
+                c => c,
+            })
+            .collect();
+        let mut out = Vec::new();
+        let mut toks: Vec<Tok> = Vec::new();
+        let mut word = String::new();
+        let alnum = |k: Option<usize>| {
+            k.and_then(|k| chars.get(k))
+                .is_some_and(|c| c.is_alphanumeric())
+        };
+        for (i, &c) in chars.iter().enumerate() {
+            let joins = c.is_alphanumeric()
+                || (matches!(c, '\'' | '-' | '_' | '.' | '&')
+                    && alnum(i.checked_sub(1))
+                    && alnum(Some(i + 1)))
+                || (matches!(c, '+' | '#') && !word.is_empty());
+            if joins {
+                word.push(c);
+                continue;
+            }
+            if !word.is_empty() {
+                toks.push(Tok::word(std::mem::take(&mut word)));
+            }
+            match c {
+                '.' | '!' | '?' | '\n' | '…' if split && !toks.is_empty() => {
+                    out.push(Sent::new(std::mem::take(&mut toks)));
+                }
+                ',' | ';' | ':' | '(' | ')' | '"' | '-' | '—' | '–' | '/' | '[' | ']' => {
+                    toks.push(Tok::punct(c));
+                }
+                _ => {}
+            }
+        }
+        if !word.is_empty() {
+            toks.push(Tok::word(word));
+        }
+        if !toks.is_empty() {
+            out.push(Sent::new(toks));
+        }
+        out
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn tokenize_agrees_with_its_first_form(
+            text in "[a-zA-Z0-9 .,!?'’‘`“”&_+#:;()\\-—…/\n\\[\\]éÉ記]{0,40}",
+            split: bool,
+        ) {
+            proptest::prop_assert_eq!(
+                format!("{:?}", tokenize(&text, split)),
+                format!("{:?}", tokenize_by_chars(&text, split))
+            );
         }
     }
 
