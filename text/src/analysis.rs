@@ -44,22 +44,41 @@ impl Analysis {
             .map(|s| AnalysedSentence {
                 start: s.start,
                 end: s.end,
-                words: crate::tokens::words(s.text)
-                    .iter()
-                    .map(|t| {
-                        // ASCII folds as ASCII (what `folded` gives, in one
-                        // pass over the bytes).
-                        if t.text.is_ascii() {
-                            t.text.to_ascii_lowercase()
-                        } else {
-                            t.folded()
-                        }
-                    })
-                    .collect(),
+                words: folded_words(s.text),
             })
             .collect();
         Self { sentences }
     }
+}
+
+/// [`crate::tokens::words`] of `text`, folded ([`crate::Token::folded`]);
+/// an ASCII text is read as bytes (the same words: for an ASCII character
+/// `char::is_alphanumeric` is `u8::is_ascii_alphanumeric`, its lowercase
+/// the ASCII one, and `'` the only apostrophe).
+fn folded_words(text: &str) -> Vec<String> {
+    if !text.is_ascii() {
+        return crate::tokens::words(text)
+            .iter()
+            .map(crate::Token::folded)
+            .collect();
+    }
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
+    let mut start: Option<usize> = None;
+    for (at, &b) in bytes.iter().enumerate() {
+        let inner_apostrophe = b == b'\''
+            && start.is_some()
+            && bytes.get(at + 1).is_some_and(u8::is_ascii_alphanumeric);
+        if b.is_ascii_alphanumeric() {
+            start.get_or_insert(at);
+        } else if !inner_apostrophe && let Some(from) = start.take() {
+            out.extend(text.get(from..at).map(str::to_ascii_lowercase));
+        }
+    }
+    if let Some(from) = start {
+        out.extend(text.get(from..).map(str::to_ascii_lowercase));
+    }
+    out
 }
 
 impl AnalysedSentence {
@@ -107,6 +126,16 @@ mod tests {
                     .collect();
                 proptest::prop_assert_eq!(&s.words, &words);
             }
+        }
+
+        /// The byte path of ASCII text gives the folded words.
+        #[test]
+        fn ascii_words_read_as_bytes_are_the_folded_words(text in "[ -~\t\n]{0,40}") {
+            let words: Vec<String> = crate::tokens::words(&text)
+                .iter()
+                .map(crate::Token::folded)
+                .collect();
+            proptest::prop_assert_eq!(folded_words(&text), words);
         }
     }
 }
