@@ -113,23 +113,96 @@ pub fn words(text: &str) -> Vec<String> {
 #[cfg(test)]
 pub(crate) use strataflow_text::normalise::push_lowercase;
 
-/// A word list looked up by binary search: given in any order (as it is
-/// written, for reading), sorted once on first use. Same answers as
-/// `list.contains(&word)`, in a few comparisons of numbers instead of one
-/// string comparison per word: a word of at most [`PACKED_MAX`] bytes is
-/// compared as its [`packed`] key.
+/// A word list looked up by hashing: given in any order (as it is written,
+/// for reading), indexed once on first use. Same answers as
+/// `list.contains(&word)`: a word of at most [`PACKED_MAX`] bytes is looked
+/// up as its [`packed`] key in an open-addressing table (one multiply and a
+/// probe or two, no string comparison); a longer one by binary search.
 #[derive(Debug)]
 pub struct WordSet {
     words: &'static [&'static str],
-    sorted: std::sync::OnceLock<Sorted>,
+    index: std::sync::OnceLock<Index>,
 }
 
-/// A [`WordSet`]'s words, sorted: the packed keys of the short ones, the
-/// long ones as they are.
+/// A [`WordSet`]'s words, indexed: the packed keys of the short ones in a
+/// table of a power-of-two size at least twice their number (so a probe
+/// meets an empty slot soon), the long ones sorted.
 #[derive(Debug)]
-struct Sorted {
-    short: Vec<u128>,
+struct Index {
+    /// Slots of packed keys; [`EMPTY_SLOT`] marks a free one.
+    slots: Vec<u128>,
+    /// `slots.len() - 1`.
+    mask: usize,
+    /// Whether the empty word is one of the list (its packed key is the
+    /// free slot's mark).
+    has_empty: bool,
     long: Vec<&'static str>,
+}
+
+/// The mark of a free slot of an [`Index`]: the packed key of the empty
+/// word, which is kept apart.
+const EMPTY_SLOT: u128 = 0;
+
+impl Index {
+    fn of(words: &'static [&'static str]) -> Self {
+        let (mut short, mut long) = (Vec::new(), Vec::new());
+        for w in words {
+            match packed(w) {
+                Some(key) => short.push(key),
+                None => long.push(*w),
+            }
+        }
+        short.sort_unstable();
+        short.dedup();
+        long.sort_unstable();
+        long.dedup();
+        let has_empty = short.first() == Some(&EMPTY_SLOT);
+        let size = (short.len() * 2).next_power_of_two().max(2);
+        let mask = size - 1;
+        let mut slots = vec![EMPTY_SLOT; size];
+        for key in short.into_iter().filter(|k| *k != EMPTY_SLOT) {
+            let mut at = slot_of(key, mask);
+            while slots.get(at).is_some_and(|s| *s != EMPTY_SLOT) {
+                at = (at + 1) & mask;
+            }
+            if let Some(slot) = slots.get_mut(at) {
+                *slot = key;
+            }
+        }
+        Self {
+            slots,
+            mask,
+            has_empty,
+            long,
+        }
+    }
+
+    fn contains_key(&self, key: u128) -> bool {
+        if key == EMPTY_SLOT {
+            return self.has_empty;
+        }
+        let mut at = slot_of(key, self.mask);
+        // The table is at most half full: a free slot ends every probe.
+        while let Some(&slot) = self.slots.get(at) {
+            if slot == key {
+                return true;
+            }
+            if slot == EMPTY_SLOT {
+                return false;
+            }
+            at = (at + 1) & self.mask;
+        }
+        false
+    }
+}
+
+/// The first slot of `key` in a table of `mask + 1` slots.
+fn slot_of(key: u128, mask: usize) -> usize {
+    // Both halves mixed by one odd multiplier; the high bits are the best
+    // mixed. Only the table's layout depends on it, never an answer.
+    let folded = (key as u64) ^ ((key >> 64) as u64).rotate_left(29);
+    let mixed = folded.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    (mixed >> 40) as usize & mask
 }
 
 impl WordSet {
@@ -137,29 +210,16 @@ impl WordSet {
     pub const fn new(words: &'static [&'static str]) -> Self {
         Self {
             words,
-            sorted: std::sync::OnceLock::new(),
+            index: std::sync::OnceLock::new(),
         }
     }
 
     /// Whether `word` is one of the list.
     pub fn contains(&self, word: &str) -> bool {
-        let sorted = self.sorted.get_or_init(|| {
-            let (mut short, mut long) = (Vec::new(), Vec::new());
-            for w in self.words {
-                match packed(w) {
-                    Some(key) => short.push(key),
-                    None => long.push(*w),
-                }
-            }
-            short.sort_unstable();
-            short.dedup();
-            long.sort_unstable();
-            long.dedup();
-            Sorted { short, long }
-        });
+        let index = self.index.get_or_init(|| Index::of(self.words));
         match packed(word) {
-            Some(key) => sorted.short.binary_search(&key).is_ok(),
-            None => sorted.long.binary_search(&word).is_ok(),
+            Some(key) => index.contains_key(key),
+            None => index.long.binary_search(&word).is_ok(),
         }
     }
 
@@ -177,16 +237,11 @@ pub(crate) const PACKED_MAX: usize = 15;
 /// for a longer word.
 pub(crate) fn packed(word: &str) -> Option<u128> {
     let bytes = word.as_bytes();
-    if bytes.len() > PACKED_MAX {
-        return None;
-    }
-    // Byte `k` at bits `8k..8k+8` (as `u128::from_le_bytes` would place
-    // it), the length in the last byte.
-    let key = bytes
-        .iter()
-        .rev()
-        .fold(0u128, |key, &b| key << 8 | u128::from(b));
-    Some(key | (bytes.len() as u128) << (8 * PACKED_MAX))
+    let mut key = [0u8; 16];
+    // Byte `k` at bits `8k..8k+8`, the length in the last byte.
+    key.get_mut(..bytes.len())?.copy_from_slice(bytes);
+    *key.get_mut(PACKED_MAX)? = u8::try_from(bytes.len()).ok()?;
+    (bytes.len() <= PACKED_MAX).then(|| u128::from_le_bytes(key))
 }
 
 /// Whether `text` holds `needle` (ASCII) in any mix of ASCII case.
@@ -200,6 +255,24 @@ pub(crate) fn contains_ascii_ci(text: &str, needle: &str) -> bool {
             && hay
                 .get(at..at + needle.len())
                 .is_some_and(|w| w.eq_ignore_ascii_case(needle))
+    })
+}
+
+/// Whether `text` holds one of `needles`, four ASCII bytes each, where a
+/// lowercase letter of a needle matches that letter in either ASCII case
+/// and any other byte only itself: [`contains_ascii_ci`] of each needle, in
+/// one pass that compares four bytes at a time.
+pub(crate) fn contains_any4_ascii_ci<const N: usize>(text: &str, needles: [&[u8; 4]; N]) -> bool {
+    // Per needle: the bits that fold a letter's case, and the needle.
+    let folds = needles.map(|n| {
+        let mask = n.map(|b| if b.is_ascii_lowercase() { 0x20 } else { 0 });
+        (u32::from_le_bytes(mask), u32::from_le_bytes(*n))
+    });
+    text.as_bytes().windows(4).any(|w| {
+        let x = w
+            .first_chunk::<4>()
+            .map_or(0, |four| u32::from_le_bytes(*four));
+        folds.iter().any(|&(mask, needle)| x | mask == needle)
     })
 }
 
@@ -621,6 +694,38 @@ pub(crate) mod tests {
         fn word_sets_answer_as_their_lists_for_any_word(word in "[a-e']{0,3}") {
             static SET: WordSet = WordSet::new(&["e", "ab", "a", "b'a", "dd", "ca", "b", "aaa"]);
             proptest::prop_assert_eq!(SET.contains(&word), SET.words().contains(&word.as_str()));
+        }
+
+        /// Any list (dense in short words, so that probes collide), any
+        /// word: the table answers as the list.
+        #[test]
+        fn word_sets_of_any_list_answer_as_the_list(
+            list in proptest::collection::vec("[ab']{0,3}|[a-z]{14,17}", 0..60),
+            probes in proptest::collection::vec("[ab']{0,3}|[a-z]{14,17}", 0..20),
+        ) {
+            let words: &'static [&'static str] =
+                Vec::leak(list.into_iter().map(|w| &*String::leak(w)).collect());
+            let set = WordSet::new(words);
+            for p in probes.iter().map(String::as_str).chain(words.iter().copied()) {
+                proptest::prop_assert_eq!(set.contains(p), words.contains(&p), "{:?}", p);
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// Four bytes at a time answer as [`contains_ascii_ci`] of each
+        /// needle, for any text and case (also around the letters' case
+        /// bit: `@`, `` ` ``, `{`, `[`, a space, `\0`).
+        #[test]
+        fn four_byte_needles_answer_as_contains_ascii_ci(
+            text in "([tThHaAsSmMeElL `@\\[{\0]|\\PC){0,24}",
+        ) {
+            let expected = contains_ascii_ci(&text, "that") || contains_ascii_ci(&text, "same");
+            proptest::prop_assert_eq!(contains_any4_ascii_ci(&text, [b"that", b"same"]), expected);
+            proptest::prop_assert_eq!(
+                contains_any4_ascii_ci(&text, [b"let "]),
+                contains_ascii_ci(&text, "let ")
+            );
         }
     }
 

@@ -86,13 +86,15 @@ use strataflow_record::record::{
 use strataflow_record::{Digest, RecordId, SourceTime, Timestamp};
 use strataflow_text::Analysis;
 
-use super::temporal::{Resolver, Tense, TimeExpression, detect_tense, resolve_best_after_words};
+use super::temporal::{
+    Resolver, Tense, TimeExpression, detect_tense, resolve_best_after_words, tense_of_words,
+};
 use crate::operator::{
     Extraction, ExtractionInput, Extractor, OperatorError, OperatorId, config_hash,
 };
 use crate::text::{
-    Splitter, clip, has_event_cue, is_chatter, is_chatter_words, is_first_person, is_question,
-    is_stop_word, words,
+    Splitter, WordSet, clip, has_event_cue, is_chatter, is_chatter_words, is_first_person,
+    is_question, is_stop_word, words,
 };
 
 /// The heuristic extractor.
@@ -331,6 +333,8 @@ struct Group {
     /// selection read them (version 5), else empty: the words of the joined
     /// sentences are those of each in turn (no word spans a space).
     words: Vec<String>,
+    /// How many of [`Group::words`] are the first sentence's.
+    first_words: usize,
 }
 
 /// `others`: people of the block (not the speaker) whose named statements
@@ -404,6 +408,7 @@ fn statement_groups(
             (time, _) => groups.push(Group {
                 sentences: vec![text.to_owned()],
                 time,
+                first_words: words.len(),
                 words,
             }),
         }
@@ -492,7 +497,7 @@ fn is_self_statement_words(sentence: &str, w: &[String], others: &[&str]) -> boo
     // Leading interjections ("Yeah, I painted that …") are no subject.
     let start = w
         .iter()
-        .position(|x| !INTERJECTIONS.contains(&x.as_str()))
+        .position(|x| !INTERJECTION_SET.contains(x))
         .unwrap_or(w.len());
     let Some(rest) = w.get(start..) else {
         return false;
@@ -501,7 +506,7 @@ fn is_self_statement_words(sentence: &str, w: &[String], others: &[&str]) -> boo
         return false;
     }
     let first = rest.first().map_or("", String::as_str);
-    if NON_STATEMENT_STARTS.contains(&first) {
+    if NON_STATEMENT_START_SET.contains(first) {
         return false;
     }
     let subject = is_first_person(rest) || names_another(sentence, w, others);
@@ -515,9 +520,9 @@ pub fn informative_words(w: &[String]) -> usize {
         .filter(|x| {
             x.chars().filter(|c| c.is_alphabetic()).count() >= 3
                 && !is_stop_word(x)
-                && !INTERJECTIONS.contains(&x.as_str())
-                && !FEELINGS.contains(&x.as_str())
-                && !PRONOUNS.contains(&x.as_str())
+                && !INTERJECTION_SET.contains(x)
+                && !FEELING_SET.contains(x)
+                && !PRONOUN_SET.contains(x)
         })
         .count()
 }
@@ -533,6 +538,9 @@ const INTERJECTIONS: &[&str] = &[
     "awesome", "amazing", "sweet", "right", "indeed", "alright",
 ];
 
+/// [`INTERJECTIONS`] for look-ups.
+static INTERJECTION_SET: WordSet = WordSet::new(INTERJECTIONS);
+
 /// First words of an imperative or a suggestion (not a statement).
 #[rustfmt::skip]
 const NON_STATEMENT_STARTS: &[&str] = &[
@@ -541,6 +549,9 @@ const NON_STATEMENT_STARTS: &[&str] = &[
     "hang", "good", "best", "glad", "sounds", "that's", "that", "it's", "you're", "you",
     "what", "how", "here's", "there's", "hope", "wishing", "wish", "can't", "cheers",
 ];
+
+/// [`NON_STATEMENT_STARTS`] for look-ups.
+static NON_STATEMENT_START_SET: WordSet = WordSet::new(NON_STATEMENT_STARTS);
 
 /// Feeling and reaction words: no information on their own.
 #[rustfmt::skip]
@@ -555,6 +566,9 @@ const FEELINGS: &[&str] = &[
     "someone", "anyone", "everyone", "lots", "thing", "stuff", "bit", "kinda", "sorta",
 ];
 
+/// [`FEELINGS`] for look-ups.
+static FEELING_SET: WordSet = WordSet::new(FEELINGS);
+
 /// Pronouns and contractions that are not stop words.
 #[rustfmt::skip]
 const PRONOUNS: &[&str] = &[
@@ -564,6 +578,9 @@ const PRONOUNS: &[&str] = &[
     "doesn't", "isn't", "aren't", "wasn't", "weren't", "haven't", "hasn't", "couldn't",
     "wouldn't", "shouldn't", "i'll", "i'd", "i've",
 ];
+
+/// [`PRONOUNS`] for look-ups.
+static PRONOUN_SET: WordSet = WordSet::new(PRONOUNS);
 
 /// The sentence starts with the name of one of `others` (or a prefix of it
 /// of three letters or more, "Mel" for "Melanie") as its subject: a name
@@ -632,10 +649,14 @@ fn event_of(
     };
     // The sentence that opened the group sets its tense.
     let first = group.sentences.first().map_or("", String::as_str);
-    let tense = group
-        .time
-        .as_ref()
-        .map_or_else(|| detect_tense(first), |t| t.tense);
+    let tense = group.time.as_ref().map_or_else(
+        || match group.words.get(..group.first_words) {
+            // The first sentence's words, read by version 5's selection.
+            Some(first_words) if !group.words.is_empty() => tense_of_words(first_words),
+            _ => detect_tense(first),
+        },
+        |t| t.tense,
+    );
     let mut status = occurrence(w, tense);
     let mut event_type = event_type(w, status);
     if version == Version::Five {
@@ -1035,8 +1056,8 @@ pub(crate) fn third_singular(verb: &str) -> Option<String> {
 /// [`IMPERATIVE_STARTS`].
 fn is_imperative(sentence: &str) -> bool {
     // Only the first word is folded (the rest are not read).
-    strataflow_text::tokens::words(sentence)
-        .first()
+    strataflow_text::tokens::word_iter(sentence)
+        .next()
         .is_some_and(|f| IMPERATIVE_STARTS.contains(&f.folded().as_str()))
 }
 
@@ -1051,7 +1072,7 @@ pub fn is_pleasantry(sentence: &str) -> bool {
 fn is_pleasantry_words(w: &[String]) -> bool {
     let start = w
         .iter()
-        .position(|x| !INTERJECTIONS.contains(&x.as_str()))
+        .position(|x| !INTERJECTION_SET.contains(x))
         .unwrap_or(w.len());
     let mut rest = w.get(start..).unwrap_or_default();
     // "Sounds good, have a lovely trip!"
@@ -1120,7 +1141,7 @@ pub fn third_person_v3(sentence: &str, speaker: &str) -> String {
     // Every form read below holds `let ` in some ASCII case (no other
     // character lowercases to `l`, `e`, `t` or a space): without it, the
     // sentence is version 4's.
-    if !crate::text::contains_ascii_ci(sentence, "let ") {
+    if !crate::text::contains_any4_ascii_ci(sentence, [b"let "]) {
         return third_person_v2(sentence, speaker);
     }
     // ASCII text lowercases as ASCII: no copy needed to search it.
@@ -1412,6 +1433,18 @@ fn capitalized(text: &str, speaker: &str, splitter: Splitter) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn word_sets_answer_as_their_lists() {
+        for set in [
+            &INTERJECTION_SET,
+            &NON_STATEMENT_START_SET,
+            &FEELING_SET,
+            &PRONOUN_SET,
+        ] {
+            crate::text::tests::assert_same_answers(set);
+        }
+    }
 
     /// Every version given the carried text analysis of its messages
     /// ([`crate::operator::analyse_messages`]) extracts exactly what it

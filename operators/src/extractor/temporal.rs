@@ -128,10 +128,22 @@ pub fn detect_tense(text: &str) -> Tense {
 
 /// [`detect_tense`] over the words of a text already tokenized.
 fn tense_of(toks: &[Tok]) -> Tense {
-    let word = |k: usize| toks.get(k).map_or("", |t| t.lower.as_str());
+    tense_by(toks.len(), |k| toks.get(k).map_or("", |t| t.lower.as_str()))
+}
+
+/// [`detect_tense`] over a text's folded words
+/// ([`strataflow_text::tokens::words`], [`strataflow_text::Token::folded`]:
+/// the `lower` of the tokens it reads).
+pub fn tense_of_words(words: &[String]) -> Tense {
+    tense_by(words.len(), |k| words.get(k).map_or("", String::as_str))
+}
+
+/// [`detect_tense`] over `count` words, the `k`-th folded word given by
+/// `word(k)` (empty past the end).
+fn tense_by<'a>(count: usize, word: impl Fn(usize) -> &'a str) -> Tense {
     let mut past = false;
-    for k in 0..toks.len() {
-        let prev = k.checked_sub(1).map_or("", word);
+    for k in 0..count {
+        let prev = k.checked_sub(1).map_or("", &word);
         let (cur, next) = (word(k), word(k + 1));
         if is_future_marker(prev, cur, next) {
             return Tense::Future;
@@ -378,9 +390,7 @@ pub fn resolve_best_after_words(
     // Every anaphor holds `that` or `same`; a folded token equal to either
     // is spelled in ASCII letters (no other letter lowercases to them), so
     // a sentence without either spelling needs no tokens.
-    if !crate::text::contains_ascii_ci(text, "that")
-        && !crate::text::contains_ascii_ci(text, "same")
-    {
+    if !crate::text::contains_any4_ascii_ci(text, [b"that", b"same"]) {
         return best;
     }
     let toks = tokenize(text);
@@ -3278,6 +3288,34 @@ mod tests {
         fn tokens_are_unchanged_by_the_move(text in "[a-zA-Z0-9 '’.,:İÉé-]{0,40}|\\PC{0,40}") {
             let now: Vec<_> = tokenize(&text).into_iter().map(|t| (t.start, t.end, t.lower, t.cap)).collect();
             proptest::prop_assert_eq!(now, tokenize_before_the_move(&text));
+        }
+    }
+
+    proptest::proptest! {
+        /// The tense of a text's folded words is the text's.
+        #[test]
+        fn the_tense_of_the_folded_words_is_the_texts(
+            words in proptest::collection::vec(
+                proptest::sample::select(
+                    [
+                        LEXICON,
+                        &["will", "We'll", "going", "to", "gonna", "plan", "planning", "can't",
+                          "wait", "coming", "upcoming", "went", "was", "Used", "celebrated",
+                          "day", "I’m", "tomorrow", "see", "you"],
+                    ]
+                    .concat(),
+                ),
+                0..8,
+            ),
+            extra in "[a-zA-Z' ’.,]{0,12}",
+        ) {
+            let text = format!("{} {extra}", words.join(" "));
+            proptest::prop_assert_eq!(
+                tense_of_words(&crate::text::words(&text)),
+                detect_tense(&text),
+                "{}",
+                text
+            );
         }
     }
 

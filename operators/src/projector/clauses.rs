@@ -1087,8 +1087,7 @@ fn trim_dangling_verb(value: &str) -> Option<String> {
 /// - a possession that is no thing: a person, an abstract or light head
 ///   noun, only vague words (`possessions: husband`, `possessions: serene
 ///   vibe`, `possessions: temp job`, `possessions: safe`).
-fn junk(key: &str, value: &str) -> bool {
-    let key_words: Vec<String> = crate::text::words(key);
+fn junk(key: &str, key_words: &[String], value: &str) -> bool {
     let value_words: Vec<&str> = value.split_whitespace().collect();
     let Some(first) = value_words.first() else {
         return true;
@@ -1165,22 +1164,32 @@ fn junk(key: &str, value: &str) -> bool {
     false
 }
 
-/// The distinct topic words of a fact (key and value): words of three
-/// letters or more that are no stop words.
-fn topic_words(key: &str, value: &str) -> usize {
+/// How many distinct topic words ([`is_topic_word`]) a fact holds, key and
+/// value together, given its key's ([`key_topic_words`]).
+fn topic_words(key_topic: &[String], value: &str) -> usize {
     let mut seen: Vec<String> = Vec::new();
-    for w in crate::text::words(key)
-        .into_iter()
-        .chain(crate::text::words(value))
-    {
-        if w.chars().filter(|c| c.is_alphabetic()).count() >= 3
-            && !crate::text::is_stop_word(&w)
-            && !seen.contains(&w)
-        {
+    for w in crate::text::words(value) {
+        if is_topic_word(&w) && !key_topic.contains(&w) && !seen.contains(&w) {
             seen.push(w);
         }
     }
-    seen.len()
+    key_topic.len() + seen.len()
+}
+
+/// The distinct topic words of a fact's key, in order (see [`topic_words`]).
+fn key_topic_words(key_words: &[String]) -> Vec<String> {
+    let mut seen: Vec<String> = Vec::new();
+    for w in key_words {
+        if is_topic_word(w) && !seen.contains(w) {
+            seen.push(w.clone());
+        }
+    }
+    seen
+}
+
+/// A word of three letters or more that is no stop word.
+fn is_topic_word(w: &str) -> bool {
+    w.chars().filter(|c| c.is_alphabetic()).count() >= 3 && !crate::text::is_stop_word(w)
 }
 
 /// Version 4 keeps a fact only when key and value hold two topic words or
@@ -1188,10 +1197,15 @@ fn topic_words(key: &str, value: &str) -> usize {
 pub(super) fn drop_thin_facts(b: &mut Builder) {
     for acc in b.nodes.values_mut() {
         for fact in &mut acc.facts {
-            let key = fact.key.clone();
+            let key = fact.key.as_str();
+            let key_words = crate::text::words(key);
+            let key_topic = key_topic_words(&key_words);
             let mut values: Vec<String> = Vec::new();
             for v in fact.values.drain(..).filter_map(|v| trim_dangling_verb(&v)) {
-                if topic_words(&key, &v) >= 2 && !junk(&key, &v) && !values.contains(&v) {
+                if topic_words(&key_topic, &v) >= 2
+                    && !junk(key, &key_words, &v)
+                    && !values.contains(&v)
+                {
                     values.push(v);
                 }
             }
