@@ -169,6 +169,10 @@ struct WriterState {
     recent: Recent,
     /// Records per kind, as the `meta` counters hold them.
     counts: BTreeMap<RecordKind, u64>,
+    /// Records were committed without fsync since the manifest was last
+    /// written: it is brought up to date by the next synced commit, or by
+    /// closing the store (which persists the journal first).
+    manifest_behind: bool,
 }
 
 #[derive(Default)]
@@ -656,15 +660,28 @@ impl Store {
         ]
     }
 
-    /// Rewrites the manifest after a commit. A failure is not an error of
-    /// the commit (the records are stored): the manifest then lags the
-    /// log, which the next open accepts and repairs.
+    /// Rewrites the manifest after a synced commit. A failure is not an
+    /// error of the commit (the records are stored): the manifest then lags
+    /// the log, which the next open accepts and repairs.
     fn save_manifest(&self, last: u64, counts: &BTreeMap<RecordKind, u64>) {
         let counts = counts
             .iter()
             .map(|(k, v)| (k.name().to_owned(), *v))
             .collect();
         let _ = Manifest::new(last, counts, self.keyspace_ids()).save(&self.path);
+    }
+
+    /// Brings a manifest left behind by unsynced commits up to date, once
+    /// the journal is persisted (so that it still claims only durable
+    /// records). A failure leaves it behind, which the next open repairs.
+    fn close_manifest(&self) {
+        let writer = self.lock_writer();
+        if !writer.manifest_behind {
+            return;
+        }
+        if self.db.persist(PersistMode::SyncAll).is_ok() {
+            self.save_manifest(writer.next_seq.saturating_sub(1), &writer.counts);
+        }
     }
 
     /// The data directory.
@@ -845,7 +862,16 @@ impl Store {
             Durability::Buffered => self.buffered_commits.fetch_add(1, Ordering::Relaxed),
         };
         writer.next_seq = seq;
-        self.save_manifest(seq - 1, &counts);
+        // The manifest claims only durable records: a synced commit made
+        // every earlier one durable too (fjall's journal is one sequence,
+        // and rotating a journal syncs it).
+        match durability {
+            Durability::Sync => {
+                self.save_manifest(seq - 1, &counts);
+                writer.manifest_behind = false;
+            }
+            Durability::Buffered => writer.manifest_behind = true,
+        }
         writer.counts = counts;
         writer.recent = pending.recent;
         if full {
@@ -1701,6 +1727,7 @@ impl Store {
 impl Drop for Store {
     fn drop(&mut self) {
         let _ = self.catch_up_indexes();
+        self.close_manifest();
     }
 }
 
@@ -1819,6 +1846,31 @@ mod error_tests {
             .append(&[message("1", 0), message("2", 1)], Durability::Sync)
             .unwrap();
         store
+    }
+
+    /// The manifest's last sequence on disk.
+    fn manifest_last(dir: &Path) -> Option<u64> {
+        Manifest::load(dir).unwrap().map(|m| m.last_seq)
+    }
+
+    #[test]
+    fn the_manifest_claims_only_synced_records_and_catches_up_on_close() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = filled(dir.path());
+        assert_eq!(manifest_last(dir.path()), Some(2));
+        store
+            .append(&[message("3", 2)], Durability::Buffered)
+            .unwrap();
+        assert_eq!(manifest_last(dir.path()), Some(2), "unsynced: not claimed");
+        store.append(&[message("4", 3)], Durability::Sync).unwrap();
+        assert_eq!(manifest_last(dir.path()), Some(4), "a sync covers both");
+        store
+            .append(&[message("5", 4)], Durability::Buffered)
+            .unwrap();
+        drop(store);
+        assert_eq!(manifest_last(dir.path()), Some(5), "closing persists");
+        let store = Store::open(dir.path()).unwrap();
+        assert_eq!(store.last_seq().unwrap(), Some(5));
     }
 
     #[test]

@@ -1,9 +1,10 @@
 //! The store's manifest, `strataflow.manifest` in the data directory: what
-//! the log held after its last commit. It is rewritten (a temporary file
-//! renamed over it) after every commit that adds records, so it never runs
-//! ahead of the data: a crash between a commit and its manifest leaves the
-//! manifest behind the log, which an open accepts and brings up to date;
-//! a log shorter than its manifest has lost records.
+//! the log held after its last durable commit. It is rewritten (a temporary
+//! file renamed over it) after every synced commit that adds records, and
+//! when a store that made unsynced commits closes (after persisting the
+//! journal), so it never runs ahead of the durable data: a crash before it
+//! is written leaves it behind the log, which an open accepts and brings up
+//! to date; a log shorter than its manifest has lost durable records.
 
 use std::collections::BTreeMap;
 use std::path::Path;
