@@ -62,8 +62,9 @@ pub(crate) struct IndexTail {
     pub(crate) model_calls: HashMap<Digest, u64>,
     /// `(kind, seq, id)`.
     kinds: Vec<(RecordKind, u64, RecordId)>,
-    /// `(thread prefix, seq, kind, id)`.
-    threads: Vec<(Vec<u8>, u64, RecordKind, RecordId)>,
+    /// `thread prefix → [(seq, kind, id)]`, in log order (a thread's
+    /// unindexed records are read from here without a flush).
+    threads: HashMap<Vec<u8>, Vec<Link>>,
     /// `parent → [(seq, kind, id)]`, in log order.
     pub(crate) children: HashMap<RecordId, Vec<Link>>,
 }
@@ -119,7 +120,10 @@ impl IndexTail {
                 self.external.insert(key, (id, seq));
             }
             self.bytes += prefix.len() + 8 + 33;
-            self.threads.push((prefix, seq, kind, id));
+            self.threads
+                .entry(prefix)
+                .or_default()
+                .push((seq, kind, id));
         }
         if let Record::ModelCall(call) = record
             && first_call
@@ -138,7 +142,9 @@ impl IndexTail {
         self.external.extend(other.external);
         self.model_calls.extend(other.model_calls);
         self.kinds.extend(other.kinds);
-        self.threads.extend(other.threads);
+        for (prefix, mut links) in other.threads {
+            self.threads.entry(prefix).or_default().append(&mut links);
+        }
         for (parent, mut links) in other.children {
             self.children.entry(parent).or_default().append(&mut links);
         }
@@ -152,13 +158,24 @@ impl IndexTail {
         self.external.retain(|_, (_, s)| *s < seq);
         self.model_calls.retain(|_, s| *s < seq);
         self.kinds.retain(|e| e.1 < seq);
-        self.threads.retain(|e| e.1 < seq);
+        for links in self.threads.values_mut() {
+            links.retain(|e| e.0 < seq);
+        }
+        self.threads.retain(|_, links| !links.is_empty());
         for links in self.children.values_mut() {
             links.retain(|e| e.0 < seq);
         }
         self.children.retain(|_, links| !links.is_empty());
         self.records -= before - self.kinds.len();
         self.last = self.last.min(seq.saturating_sub(1)).max(self.watermark);
+    }
+
+    /// The entries of the thread `prefix` in the tail from sequence `from`
+    /// on, in log order.
+    pub(crate) fn thread_links(&self, prefix: &[u8], from: u64) -> Vec<Link> {
+        self.threads.get(prefix).map_or_else(Vec::new, |links| {
+            links.iter().filter(|l| l.0 >= from).copied().collect()
+        })
     }
 
     /// The last sequence in the tail (the watermark once flushed).
@@ -183,14 +200,17 @@ impl IndexTail {
         for &(kind, seq, id) in &self.kinds {
             put(1, &keys::kind_key(kind, seq), id.as_bytes())?;
         }
-        self.threads
-            .sort_unstable_by(|a, b| (&a.0, a.1).cmp(&(&b.0, b.1)));
-        for (prefix, seq, kind, id) in &self.threads {
-            put(
-                2,
-                &keys::thread_seq_key(prefix, *seq),
-                &keys::thread_value(*kind, id),
-            )?;
+        let mut threads: Vec<(&Vec<u8>, &Vec<Link>)> = self.threads.iter().collect();
+        threads.sort_unstable_by_key(|e| e.0);
+        for (prefix, links) in threads {
+            // In log order: ascending sequences.
+            for &(seq, kind, id) in links {
+                put(
+                    2,
+                    &keys::thread_seq_key(prefix, seq),
+                    &keys::thread_value(kind, &id),
+                )?;
+            }
         }
         let mut children: Vec<(&RecordId, &Vec<Link>)> = self.children.iter().collect();
         children.sort_unstable_by_key(|e| e.0);

@@ -1275,10 +1275,27 @@ impl Store {
         let start = keys::thread_seq_key(&prefix, from);
         let end = keys::thread_seq_key(&prefix, u64::MAX);
         let plen = prefix.len();
-        let caught_up = self.catch_up_indexes().err().map(Err);
-        caught_up
+        // No catch-up (as `children`): the records past the watermark are
+        // read from the tail; a flush per read made a backfill of many
+        // interleaved threads, each loaded again when it comes back, flush
+        // all the time. The watermark and the tail's entries are read
+        // together, and stored entries past that watermark (a flush in
+        // between) are the tail's, so none is seen twice.
+        let (watermark, in_tail) = {
+            let tail = self.lock_tail();
+            (tail.watermark, tail.thread_links(&prefix, from))
+        };
+        let in_tail: Vec<Result<(u64, RecordKind, RecordId), StoreError>> = in_tail
             .into_iter()
-            .chain(self.threads.range(start..=end).map(move |guard| {
+            .filter_map(|link| match self.visible_in_tail(Some(link.0)) {
+                Ok(Some(Some(_))) => Some(Ok(link)),
+                Ok(_) => None,
+                Err(e) => Some(Err(e)),
+            })
+            .collect();
+        self.threads
+            .range(start..=end)
+            .map(move |guard| {
                 let (k, v) = guard.into_inner().map_err(|e| self.storage(e))?;
                 let seq = k.get(plen..).and_then(keys::decode_seq);
                 let kind = v.first().copied().and_then(RecordKind::from_code);
@@ -1290,7 +1307,9 @@ impl Store {
                         detail: Corruption::EntryValue { len: v.len() },
                     }),
                 }
-            }))
+            })
+            .filter(move |entry| entry.as_ref().map_or(true, |(seq, _, _)| *seq <= watermark))
+            .chain(in_tail)
     }
 
     /// The records that cite `parent`, in log order: `(seq, kind, id)`, of

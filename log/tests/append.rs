@@ -285,8 +285,9 @@ fn only_kinds_looked_up_by_parent_are_indexed_as_children() {
 
 /// The index stage: entries wait in the writer's tail (which answers point
 /// reads and children lookups) until a flush writes them with the
-/// watermark: when the tail is full, before a scan of the kind or thread
-/// index, and on close; a reopen finds everything indexed.
+/// watermark: when the tail is full, before a scan of the kind index, and
+/// on close (a thread's records are read from the tail); a reopen finds
+/// everything indexed.
 #[test]
 fn indexes_follow_the_records_through_the_tail_and_its_watermark() {
     let dir = tempfile::tempdir().unwrap();
@@ -316,8 +317,16 @@ fn indexes_follow_the_records_through_the_tail_and_its_watermark() {
             store.message_by_external_id("", "t", "2").unwrap(),
             Some(id_of(&Record::Message(m1.clone())))
         );
-        // A scan of the thread index flushes first.
-        assert_eq!(store.thread_records("", "t", 0).count(), 2);
+        // A thread's records are read from the tail, without a flush.
+        let seqs: Vec<u64> = store
+            .thread_records("", "t", 0)
+            .map(|r| r.unwrap().0)
+            .collect();
+        assert_eq!(seqs, [1, 2]);
+        assert_eq!(store.thread_records("", "t", 2).count(), 1);
+        assert_eq!(store.index_watermark(), 0);
+        // A scan of the kind index flushes first.
+        assert_eq!(store.ids_of_kind(RecordKind::Message).count(), 2);
         assert_eq!(store.index_watermark(), 2);
         // A full tail is flushed by the append that fills it.
         store.set_index_flush_records(1);
@@ -332,6 +341,20 @@ fn indexes_follow_the_records_through_the_tail_and_its_watermark() {
             .unwrap();
         assert_eq!(store.index_watermark(), 3, "the block waits in the tail");
         assert_eq!(store.seq_of(&id_of(&b)).unwrap(), Some(4));
+        // Stored entries, then the tail's, each once, in log order (also
+        // read backwards, as a thread's load reads them).
+        let seqs: Vec<u64> = store
+            .thread_records("", "t", 0)
+            .map(|r| r.unwrap().0)
+            .collect();
+        assert_eq!(seqs, [1, 2, 3, 4]);
+        let back: Vec<u64> = store
+            .thread_records("", "t", 0)
+            .rev()
+            .map(|r| r.unwrap().0)
+            .collect();
+        assert_eq!(back, [4, 3, 2, 1]);
+        assert!(store.thread_records("", "other", 0).next().is_none());
     }
     // Closing flushed the block's entries.
     let store = Store::open(dir.path()).unwrap();
