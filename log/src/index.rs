@@ -142,12 +142,8 @@ impl IndexTail {
         self.external.extend(other.external);
         self.model_calls.extend(other.model_calls);
         self.kinds.extend(other.kinds);
-        for (prefix, mut links) in other.threads {
-            self.threads.entry(prefix).or_default().append(&mut links);
-        }
-        for (parent, mut links) in other.children {
-            self.children.entry(parent).or_default().append(&mut links);
-        }
+        merge_links(&mut self.threads, other.threads);
+        merge_links(&mut self.children, other.children);
     }
 
     /// Drops the entries of the records from `seq` on (a commit that
@@ -158,14 +154,8 @@ impl IndexTail {
         self.external.retain(|_, (_, s)| *s < seq);
         self.model_calls.retain(|_, s| *s < seq);
         self.kinds.retain(|e| e.1 < seq);
-        for links in self.threads.values_mut() {
-            links.retain(|e| e.0 < seq);
-        }
-        self.threads.retain(|_, links| !links.is_empty());
-        for links in self.children.values_mut() {
-            links.retain(|e| e.0 < seq);
-        }
-        self.children.retain(|_, links| !links.is_empty());
+        cut_links(&mut self.threads, seq);
+        cut_links(&mut self.children, seq);
         self.records -= before - self.kinds.len();
         self.last = self.last.min(seq.saturating_sub(1)).max(self.watermark);
     }
@@ -200,29 +190,20 @@ impl IndexTail {
         for &(kind, seq, id) in &self.kinds {
             put(1, &keys::kind_key(kind, seq), id.as_bytes())?;
         }
-        let mut threads: Vec<(&Vec<u8>, &Vec<Link>)> = self.threads.iter().collect();
-        threads.sort_unstable_by_key(|e| e.0);
-        for (prefix, links) in threads {
-            // In log order: ascending sequences.
-            for &(seq, kind, id) in links {
-                put(
-                    2,
-                    &keys::thread_seq_key(prefix, seq),
-                    &keys::thread_value(kind, &id),
-                )?;
-            }
-        }
-        let mut children: Vec<(&RecordId, &Vec<Link>)> = self.children.iter().collect();
-        children.sort_unstable_by_key(|e| e.0);
-        for (parent, links) in children {
-            for &(seq, kind, id) in links {
-                put(
-                    3,
-                    &keys::child_key(parent, seq),
-                    &keys::thread_value(kind, &id),
-                )?;
-            }
-        }
+        put_links(&self.threads, &mut |prefix, (seq, kind, id)| {
+            put(
+                2,
+                &keys::thread_seq_key(prefix, seq),
+                &keys::thread_value(kind, &id),
+            )
+        })?;
+        put_links(&self.children, &mut |parent, (seq, kind, id)| {
+            put(
+                3,
+                &keys::child_key(parent, seq),
+                &keys::thread_value(kind, &id),
+            )
+        })?;
         let mut external: Vec<(&Vec<u8>, &(RecordId, u64))> = self.external.iter().collect();
         external.sort_unstable();
         for (key, (id, _)) in external {
@@ -235,6 +216,41 @@ impl IndexTail {
         }
         Ok(watermark)
     }
+}
+
+/// Appends the links of `later` (later records) to those of `into`, key by
+/// key.
+fn merge_links<K: Eq + std::hash::Hash>(
+    into: &mut HashMap<K, Vec<Link>>,
+    later: HashMap<K, Vec<Link>>,
+) {
+    for (key, mut links) in later {
+        into.entry(key).or_default().append(&mut links);
+    }
+}
+
+/// Drops the links at or after `seq` (and the keys left without any).
+fn cut_links<K>(map: &mut HashMap<K, Vec<Link>>, seq: u64) {
+    for links in map.values_mut() {
+        links.retain(|e| e.0 < seq);
+    }
+    map.retain(|_, links| !links.is_empty());
+}
+
+/// Hands each link of `map` to `put` with its key, keys ascending and each
+/// key's links in log order (ascending sequences).
+fn put_links<K: Ord, E>(
+    map: &HashMap<K, Vec<Link>>,
+    put: &mut dyn FnMut(&K, Link) -> Result<(), E>,
+) -> Result<(), E> {
+    let mut sorted: Vec<(&K, &Vec<Link>)> = map.iter().collect();
+    sorted.sort_unstable_by_key(|e| e.0);
+    for (key, links) in sorted {
+        for &link in links {
+            put(key, link)?;
+        }
+    }
+    Ok(())
 }
 
 /// An order-independent digest of a set of index entries: the entry count

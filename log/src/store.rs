@@ -636,6 +636,22 @@ impl Store {
         Ok(Some(landed.then_some(seq)))
     }
 
+    /// The tail's links (read with the tail locked) whose records are
+    /// visible ([`Store::visible_in_tail`]), in their order.
+    fn visible_links(
+        &self,
+        links: Vec<crate::index::Link>,
+    ) -> Vec<Result<(u64, RecordKind, RecordId), StoreError>> {
+        links
+            .into_iter()
+            .filter_map(|link| match self.visible_in_tail(Some(link.0)) {
+                Ok(Some(Some(_))) => Some(Ok(link)),
+                Ok(_) => None,
+                Err(e) => Some(Err(e)),
+            })
+            .collect()
+    }
+
     /// fjall's keyspace ids by name.
     fn keyspace_ids(&self) -> BTreeMap<String, u64> {
         self.keyspaces()
@@ -1285,14 +1301,7 @@ impl Store {
             let tail = self.lock_tail();
             (tail.watermark, tail.thread_links(&prefix, from))
         };
-        let in_tail: Vec<Result<(u64, RecordKind, RecordId), StoreError>> = in_tail
-            .into_iter()
-            .filter_map(|link| match self.visible_in_tail(Some(link.0)) {
-                Ok(Some(Some(_))) => Some(Ok(link)),
-                Ok(_) => None,
-                Err(e) => Some(Err(e)),
-            })
-            .collect();
+        let in_tail = self.visible_links(in_tail);
         self.threads
             .range(start..=end)
             .map(move |guard| {
@@ -1326,14 +1335,7 @@ impl Store {
             let links = tail.children.get(parent).cloned().unwrap_or_default();
             (tail.watermark, links)
         };
-        let in_tail: Vec<Result<(u64, RecordKind, RecordId), StoreError>> = in_tail
-            .into_iter()
-            .filter_map(|link| match self.visible_in_tail(Some(link.0)) {
-                Ok(Some(Some(_))) => Some(Ok(link)),
-                Ok(_) => None,
-                Err(e) => Some(Err(e)),
-            })
-            .collect();
+        let in_tail = self.visible_links(in_tail);
         let stored = self.children.prefix(parent.as_bytes()).map(move |guard| {
             let (k, v) = guard.into_inner().map_err(|e| self.storage(e))?;
             let seq = k.get(32..).and_then(keys::decode_seq);
