@@ -35,6 +35,10 @@ pub struct Token<'a> {
 impl Token<'_> {
     /// Lowercase ([`push_lowercase`]), with `’` made a plain `'`.
     pub fn folded(&self) -> String {
+        // ASCII holds no `’` and lowercases byte by byte.
+        if self.text.is_ascii() {
+            return self.text.to_ascii_lowercase();
+        }
         let mut out = String::with_capacity(self.text.len());
         for c in self.text.chars() {
             if c == '’' {

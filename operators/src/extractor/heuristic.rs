@@ -1207,7 +1207,7 @@ pub fn third_person_v2(sentence: &str, speaker: &str) -> String {
         let lead = tok.get(..tok.len() - core.len()).unwrap_or_default();
         let bare = core.trim_end_matches(|c: char| !c.is_alphanumeric() && c != '\'' && c != '’');
         let tail = core.get(bare.len()..).unwrap_or_default();
-        let norm: std::borrow::Cow<'_, str> = if bare.contains('’') {
+        let norm: std::borrow::Cow<'_, str> = if has_curly_apostrophe(bare) {
             bare.replace('’', "'").into()
         } else {
             bare.into()
@@ -1261,7 +1261,7 @@ pub fn third_person_v2(sentence: &str, speaker: &str) -> String {
                     pending = tail.is_empty();
                 } else {
                     restated = third_singular(&norm).filter(|v| *v != norm).map(|v| {
-                        if bare.contains('’') {
+                        if has_curly_apostrophe(bare) {
                             v.replace('\'', "’")
                         } else {
                             v
@@ -1291,6 +1291,12 @@ pub fn third_person_v2(sentence: &str, speaker: &str) -> String {
         i += 1;
     }
     out
+}
+
+/// Whether `word` holds a `’` (no ASCII word does: the byte search is
+/// skipped for it).
+fn has_curly_apostrophe(word: &str) -> bool {
+    !word.is_ascii() && word.contains('’')
 }
 
 /// People of the block: its speakers.

@@ -219,35 +219,27 @@ fn find_uncached(text: &str, mention: SourceTime, resolver: Resolver) -> Vec<Tim
 /// is not parsed (`anchors_are_necessary` checks this against the
 /// unfiltered parser).
 fn is_anchor(w: &str) -> bool {
-    w.bytes().any(|b| b.is_ascii_digit())
-        || unit_of(w).is_some()
-        || weekday_any(w).is_some()
-        || month_any(w).is_some()
-        || matches!(
-            w,
-            "ago"
-                | "today"
-                | "tonight"
-                | "yesterday"
-                | "tomorrow"
-                | "morning"
-                | "afternoon"
-                | "evening"
-                | "night"
-                | "sixties"
-                | "seventies"
-                | "eighties"
-                | "nineties"
-                | "just"
-                | "recently"
-                | "lately"
-                | "currently"
-                | "nowadays"
-                | "now"
-                | "moment"
-                | "present"
-        )
+    w.bytes().any(|b| b.is_ascii_digit()) || ANCHOR_WORDS.contains(w)
 }
+
+/// Every word [`unit_of`], [`weekday_any`] (a full weekday also with `'s`)
+/// or [`month_any`] reads, and the day and inferred-time words of
+/// [`is_anchor`] (`anchor_words_are_what_the_parsers_read` checks the list
+/// against the parsers).
+#[rustfmt::skip]
+static ANCHOR_WORDS: WordSet = WordSet::new(&[
+    "day", "days", "week", "weeks", "weekend", "weekends", "month", "months", "year", "years",
+    "decade", "decades",
+    "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
+    "monday's", "tuesday's", "wednesday's", "thursday's", "friday's", "saturday's", "sunday's",
+    "mon", "tue", "tues", "wed", "thu", "thur", "thurs", "fri", "sat", "sun",
+    "january", "february", "march", "april", "may", "june", "july", "august", "september",
+    "october", "november", "december",
+    "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec",
+    "ago", "today", "tonight", "yesterday", "tomorrow", "morning", "afternoon", "evening",
+    "night", "sixties", "seventies", "eighties", "nineties", "just", "recently", "lately",
+    "currently", "nowadays", "now", "moment", "present",
+]);
 
 /// [`find_uncached`] without the anchor check.
 fn find_in(
@@ -3204,6 +3196,72 @@ mod tests {
         }
         assert!(sentences > 10_000, "{sentences} sentences");
         assert!(skipped * 3 > sentences, "{skipped} of {sentences} skipped");
+    }
+
+    /// The first form of [`is_anchor`]: the parsers' own word tests.
+    fn is_anchor_by_parsers(w: &str) -> bool {
+        w.bytes().any(|b| b.is_ascii_digit())
+            || unit_of(w).is_some()
+            || weekday_any(w).is_some()
+            || month_any(w).is_some()
+            || matches!(
+                w,
+                "ago"
+                    | "today"
+                    | "tonight"
+                    | "yesterday"
+                    | "tomorrow"
+                    | "morning"
+                    | "afternoon"
+                    | "evening"
+                    | "night"
+                    | "sixties"
+                    | "seventies"
+                    | "eighties"
+                    | "nineties"
+                    | "just"
+                    | "recently"
+                    | "lately"
+                    | "currently"
+                    | "nowadays"
+                    | "now"
+                    | "moment"
+                    | "present"
+            )
+    }
+
+    /// Every listed word is read by a parser, and every word of the LoCoMo
+    /// turns (and each listed word with a letter more or less) is an
+    /// anchor exactly when the parsers read it.
+    #[test]
+    fn anchor_words_are_what_the_parsers_read() {
+        for w in ANCHOR_WORDS.words() {
+            assert!(is_anchor_by_parsers(w), "{w}");
+            for probe in [
+                format!("{w}s"),
+                format!("x{w}"),
+                w[1..].to_owned(),
+                format!("{w}'s"),
+            ] {
+                assert_eq!(is_anchor(&probe), is_anchor_by_parsers(&probe), "{probe}");
+            }
+        }
+        let mut words = 0;
+        for (_, text) in crate::projector::heuristic::statements::tests::locomo_turns() {
+            for t in strataflow_text::tokens::words(&text) {
+                let w = t.folded();
+                assert_eq!(is_anchor(&w), is_anchor_by_parsers(&w), "{w}");
+                words += 1;
+            }
+        }
+        assert!(words > 10_000, "{words} words");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn anchors_are_what_the_parsers_read(w in "[a-z0-9'’]{0,12}") {
+            proptest::prop_assert_eq!(is_anchor(&w), is_anchor_by_parsers(&w));
+        }
     }
 
     #[test]

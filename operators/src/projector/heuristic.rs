@@ -289,6 +289,27 @@ pub fn normalize_name(name: &str) -> String {
     collapsed.trim_matches(name_edge).to_owned()
 }
 
+/// `text`'s words (split at whitespace) joined by single spaces; borrowed
+/// when `text` already is that.
+fn single_spaced(text: &str) -> std::borrow::Cow<'_, str> {
+    let already = !text.starts_with(char::is_whitespace)
+        && !text.ends_with(char::is_whitespace)
+        && !text.contains(|c: char| c.is_whitespace() && c != ' ')
+        && !text.contains("  ");
+    if already {
+        std::borrow::Cow::Borrowed(text)
+    } else {
+        std::borrow::Cow::Owned(text.split_whitespace().collect::<Vec<_>>().join(" "))
+    }
+}
+
+/// Adds `value` to `set`, copying it only when it is not there yet.
+fn insert_str(set: &mut BTreeSet<String>, value: &str) {
+    if !set.contains(value) {
+        set.insert(value.to_owned());
+    }
+}
+
 /// What [`normalize_name`] strips around a name: whitespace and
 /// punctuation other than `+` and `#`.
 fn name_edge(c: char) -> bool {
@@ -623,7 +644,12 @@ struct Tok {
 
 impl Tok {
     fn word(text: String) -> Self {
-        let lower = text.to_lowercase();
+        // An ASCII word lowercases byte by byte (the same string).
+        let lower = if text.is_ascii() {
+            text.to_ascii_lowercase()
+        } else {
+            text.to_lowercase()
+        };
         let stripped = text
             .strip_suffix("'s")
             .or_else(|| text.strip_suffix("'S"))
@@ -1029,20 +1055,32 @@ impl Builder {
         if name.is_empty() || name.chars().count() > 160 {
             return None;
         }
-        let display = display.split_whitespace().collect::<Vec<_>>().join(" ");
-        let key = (node_type.rank(), name.clone());
-        let acc = self.nodes.entry(key.clone()).or_insert_with(|| NodeAcc {
-            key: NodeKey { node_type, name },
-            names: BTreeSet::new(),
-            aliases: BTreeSet::new(),
-            tags: BTreeSet::new(),
-            facts: Vec::new(),
-            sources: BTreeSet::new(),
-            confidence,
-        });
-        acc.names.insert(display);
-        acc.aliases.extend(alias.map(str::to_owned));
-        acc.tags.extend(tags.iter().map(|t| (*t).to_owned()));
+        let display = single_spaced(display);
+        let key = (node_type.rank(), name);
+        // Strings are copied only for what the node does not hold yet.
+        if !self.nodes.contains_key(&key) {
+            let acc = NodeAcc {
+                key: NodeKey {
+                    node_type,
+                    name: key.1.clone(),
+                },
+                names: BTreeSet::new(),
+                aliases: BTreeSet::new(),
+                tags: BTreeSet::new(),
+                facts: Vec::new(),
+                sources: BTreeSet::new(),
+                confidence,
+            };
+            self.nodes.insert(key.clone(), acc);
+        }
+        let acc = self.nodes.get_mut(&key)?;
+        insert_str(&mut acc.names, &display);
+        if let Some(alias) = alias {
+            insert_str(&mut acc.aliases, alias);
+        }
+        for tag in tags {
+            insert_str(&mut acc.tags, tag);
+        }
         acc.sources.insert(ev);
         acc.confidence = acc.confidence.max(confidence);
         Some(key)
@@ -1186,7 +1224,7 @@ enum When {
     Cancelled,
 }
 
-struct EventCtx {
+struct EventCtx<'a> {
     id: RecordId,
     time: Option<Timestamp>,
     status: Occurrence,
@@ -1194,10 +1232,39 @@ struct EventCtx {
     /// Normalized full names and first names of known persons.
     persons: BTreeMap<String, Key>,
     /// Normalized names of organizations and tools found so far.
-    non_places: BTreeSet<String>,
+    non_places: NonPlaces<'a>,
 }
 
-impl EventCtx {
+/// Normalized names that are no place: a set shared by the events of a
+/// batch (borrowed, not copied per event) and the names an event's
+/// patterns add.
+#[derive(Debug, Default)]
+struct NonPlaces<'a> {
+    shared: Option<&'a BTreeSet<String>>,
+    added: BTreeSet<String>,
+}
+
+impl<'a> NonPlaces<'a> {
+    /// `shared`, and nothing added yet.
+    fn over(shared: &'a BTreeSet<String>) -> Self {
+        Self {
+            shared: Some(shared),
+            added: BTreeSet::new(),
+        }
+    }
+
+    fn contains(&self, name: &str) -> bool {
+        self.added.contains(name) || self.shared.is_some_and(|s| s.contains(name))
+    }
+
+    fn insert(&mut self, name: String) {
+        if !self.shared.is_some_and(|s| s.contains(&name)) {
+            self.added.insert(name);
+        }
+    }
+}
+
+impl EventCtx<'_> {
     /// The event's participants as person nodes (the first is the
     /// speaker), known to the event's patterns by name.
     fn add_participants(&mut self, b: &mut Builder, participants: &[String]) {
@@ -1452,7 +1519,7 @@ fn project_event(id: RecordId, event: &Event, splitter: Splitter, b: &mut Builde
         status: t.status,
         speaker: None,
         persons: BTreeMap::new(),
-        non_places: BTreeSet::new(),
+        non_places: NonPlaces::default(),
     };
     ctx.add_participants(b, &t.participants);
     let mut sents: Vec<Sent> = event

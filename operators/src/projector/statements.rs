@@ -426,7 +426,7 @@ fn project_event(
         status: t.status,
         speaker: None,
         persons: BTreeMap::new(),
-        non_places: vehicles.clone(),
+        non_places: super::NonPlaces::over(vehicles),
     };
     ctx.add_participants(b, &t.participants);
     if extra.is_some() {
