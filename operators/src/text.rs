@@ -196,6 +196,58 @@ impl Index {
     }
 }
 
+/// Packed words ([`packed`]) to values, in an open-addressing table as a
+/// [`WordSet`]'s (a probe or two per lookup, no string comparison, no
+/// binary search's unpredictable branches). The empty word has no entry.
+#[derive(Debug)]
+pub(crate) struct PackedMap<V> {
+    /// `(key, value)`; [`EMPTY_SLOT`] marks a free slot.
+    slots: Vec<(u128, V)>,
+    /// `slots.len() - 1`.
+    mask: usize,
+}
+
+impl<V: Copy + Default> PackedMap<V> {
+    /// The map of `entries` (distinct keys; the empty word's is skipped).
+    pub(crate) fn of(entries: &[(u128, V)]) -> Self {
+        let size = (entries.len() * 2).next_power_of_two().max(2);
+        let mask = size - 1;
+        let mut slots = vec![(EMPTY_SLOT, V::default()); size];
+        for &(key, value) in entries.iter().filter(|(k, _)| *k != EMPTY_SLOT) {
+            let mut at = slot_of(key, mask);
+            while slots
+                .get(at)
+                .is_some_and(|(s, _)| *s != EMPTY_SLOT && *s != key)
+            {
+                at = (at + 1) & mask;
+            }
+            if let Some(slot) = slots.get_mut(at) {
+                *slot = (key, value);
+            }
+        }
+        Self { slots, mask }
+    }
+
+    /// The value of `key`, if it has one.
+    pub(crate) fn get(&self, key: u128) -> Option<V> {
+        if key == EMPTY_SLOT {
+            return None;
+        }
+        let mut at = slot_of(key, self.mask);
+        // The table is at most half full: a free slot ends every probe.
+        while let Some(&(slot, value)) = self.slots.get(at) {
+            if slot == key {
+                return Some(value);
+            }
+            if slot == EMPTY_SLOT {
+                return None;
+            }
+            at = (at + 1) & self.mask;
+        }
+        None
+    }
+}
+
 /// The first slot of `key` in a table of `mask + 1` slots.
 fn slot_of(key: u128, mask: usize) -> usize {
     // Both halves mixed by one odd multiplier; the high bits are the best
@@ -687,6 +739,27 @@ pub(crate) mod tests {
         assert_ne!(packed("a"), packed("a\0"));
         assert_eq!(packed("abcdefghijklmno").map(|_| ()), Some(()));
         assert_eq!(packed("abcdefghijklmnop"), None);
+    }
+
+    proptest::proptest! {
+        /// A packed map answers as the sorted list of its entries, for any
+        /// entries dense in short words (colliding probes) and any probe.
+        #[test]
+        fn packed_maps_answer_as_their_entries(
+            words in proptest::collection::btree_set("[a-c']{0,3}", 0..40),
+            probe in "[a-c']{0,3}",
+        ) {
+            let entries: Vec<(u128, u32)> = words
+                .iter()
+                .enumerate()
+                .filter_map(|(k, w)| packed(w).map(|p| (p, u32::try_from(k).unwrap_or(0) + 1)))
+                .collect();
+            let map = PackedMap::of(&entries);
+            let want = packed(&probe)
+                .filter(|_| !probe.is_empty())
+                .and_then(|p| entries.iter().find(|(k, _)| *k == p).map(|(_, v)| *v));
+            proptest::prop_assert_eq!(map.get(packed(&probe).unwrap_or_default()), want);
+        }
     }
 
     proptest::proptest! {

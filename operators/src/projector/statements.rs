@@ -42,7 +42,7 @@ use super::{
     match_work, normalize_name,
 };
 use crate::operator::{OperatorError, OperatorId, ProjectionInput, Projector, config_hash};
-use crate::text::{WordSet, packed};
+use crate::text::{PackedMap, WordSet, packed};
 
 /// Version of [`HeuristicProjectorV3`].
 pub const VERSION_3: u32 = 3;
@@ -633,10 +633,10 @@ const MATCHERS: [Matcher; 21] = [
     ),
 ];
 
-/// Every trigger word of [`MATCHERS`] as its [`packed`] key, sorted, with
-/// the bits of the patterns it triggers (all are short enough to pack: a
-/// test checks).
-static TRIGGERS: std::sync::LazyLock<Vec<(u128, u32)>> = std::sync::LazyLock::new(|| {
+/// Every trigger word of [`MATCHERS`] by its [`packed`] key, with the bits
+/// of the patterns it triggers (all are short enough to pack: a test
+/// checks).
+static TRIGGERS: std::sync::LazyLock<PackedMap<u32>> = std::sync::LazyLock::new(|| {
     let mut map: BTreeMap<u128, u32> = BTreeMap::new();
     for (k, (_, triggers)) in MATCHERS.iter().enumerate() {
         for key in triggers
@@ -647,7 +647,7 @@ static TRIGGERS: std::sync::LazyLock<Vec<(u128, u32)>> = std::sync::LazyLock::ne
             *map.entry(key).or_default() |= 1 << k;
         }
     }
-    map.into_iter().collect()
+    PackedMap::of(&map.into_iter().collect::<Vec<_>>())
 });
 
 /// The bits of the patterns of [`MATCHERS`] one of whose trigger words the
@@ -657,14 +657,8 @@ fn triggered_matchers(s: &Sent) -> u32 {
     s.toks
         .iter()
         .filter(|t| t.word)
-        .filter_map(|t| {
-            let key = packed(&t.lower)?;
-            triggers
-                .binary_search_by(|(w, _)| w.cmp(&key))
-                .ok()
-                .and_then(|at| triggers.get(at))
-        })
-        .fold(0, |mask, (_, bits)| mask | bits)
+        .filter_map(|t| triggers.get(packed(&t.lower)?))
+        .fold(0, |mask, bits| mask | bits)
 }
 
 /// Names before a vehicle or venue word are no places.
