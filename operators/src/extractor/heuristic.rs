@@ -1187,9 +1187,15 @@ pub fn third_person_v2(sentence: &str, speaker: &str) -> String {
     if is_imperative(trimmed) {
         return format!("{speaker} said: \"{trimmed}\"");
     }
-    let tokens: Vec<&str> = sentence.split(' ').collect();
-    // The tokens joined by single spaces, as they are restated.
+    let tokens = split_at_spaces(sentence);
+    // The sentence with each restated word replaced: the text between two
+    // replacements is copied as one piece (the tokens are the sentence's
+    // pieces between single spaces, so it is theirs joined by spaces).
     let mut out = String::with_capacity(sentence.len() + 16);
+    // `sentence` before this byte is in `out`.
+    let mut copied = 0;
+    // Byte offset of the token being read.
+    let mut offset = 0;
     // "I" was just restated as the subject: its verb is still to agree.
     let mut pending = false;
     // The previous word is `and`, `or` or `nor` (in any case: no other
@@ -1198,10 +1204,12 @@ pub fn third_person_v2(sentence: &str, speaker: &str) -> String {
     // The word before the previous one, as written.
     let mut before_prev = "";
     let mut prev_raw = "";
-    // Whether a token is in `out` (a space goes before the next one).
-    let mut restated_any = false;
     let mut i = 0;
     while let Some(tok) = tokens.get(i) {
+        let start = offset;
+        // End of what a restatement replaces: this token, or "am" after "I".
+        let mut end = start + tok.len();
+        offset = end + 1;
         let core = tok.trim_start_matches(|c: char| !c.is_alphanumeric());
         // As in `third_person`: both `get`s always succeed.
         let lead = tok.get(..tok.len() - core.len()).unwrap_or_default();
@@ -1212,76 +1220,78 @@ pub fn third_person_v2(sentence: &str, speaker: &str) -> String {
         } else {
             bare.into()
         };
-        // Read only after `I` and `I'd`.
-        let next = || {
-            tokens
-                .get(i + 1)
-                .map(|t| {
-                    t.trim_matches(|c: char| !c.is_alphanumeric() && c != '\'' && c != '’')
-                        .replace('’', "'")
-                        .to_lowercase()
-                })
-                .unwrap_or_default()
-        };
-        // "Marta and I", "my sister and I": a plural subject (not "…, and
-        // I coach").
-        let plural = prev_conjunction
-            && (before_prev.chars().next().is_some_and(char::is_uppercase)
-                || RELATIONS.contains(&before_prev.to_lowercase().as_str()));
-        let mut restated: Option<String> = None;
         let was_pending = pending;
         pending = false;
-        match &*norm {
-            "I'm" => restated = Some(format!("{speaker} is")),
-            "I've" => restated = Some(format!("{speaker} has")),
-            "I'll" => restated = Some(format!("{speaker} will")),
-            "I'd" => {
-                let had = matches!(next().as_str(), "been" | "had" | "gone" | "done" | "seen");
-                restated = Some(format!("{speaker} {}", if had { "had" } else { "would" }));
-            }
-            "I" if plural => restated = Some(speaker.to_owned()),
-            "I" if tail.is_empty() && next() == "am" => {
-                i += 1;
-                restated = Some(format!("{speaker} is"));
-                // "I am" consumed its verb; a tail on "am" is kept below.
-                if let Some(am) = tokens.get(i) {
-                    let am_tail = am.trim_start_matches(|c: char| c.is_alphanumeric());
-                    restated = Some(format!("{speaker} is{am_tail}"));
+        let mut restated: Option<String> = None;
+        // Every word restated below starts with `I`, `m` or `M`, unless it
+        // is the verb after "I".
+        if was_pending || matches!(norm.as_bytes().first(), Some(b'I' | b'm' | b'M')) {
+            // Read only after `I` and `I'd`.
+            let next = || {
+                tokens
+                    .get(i + 1)
+                    .map(|t| {
+                        t.trim_matches(|c: char| !c.is_alphanumeric() && c != '\'' && c != '’')
+                            .replace('’', "'")
+                            .to_lowercase()
+                    })
+                    .unwrap_or_default()
+            };
+            // "Marta and I", "my sister and I": a plural subject (not "…, and
+            // I coach").
+            let plural = prev_conjunction
+                && (before_prev.chars().next().is_some_and(char::is_uppercase)
+                    || RELATIONS.contains(&before_prev.to_lowercase().as_str()));
+            match &*norm {
+                "I'm" => restated = Some(format!("{speaker} is")),
+                "I've" => restated = Some(format!("{speaker} has")),
+                "I'll" => restated = Some(format!("{speaker} will")),
+                "I'd" => {
+                    let had = matches!(next().as_str(), "been" | "had" | "gone" | "done" | "seen");
+                    restated = Some(format!("{speaker} {}", if had { "had" } else { "would" }));
                 }
-            }
-            "I" => {
-                restated = Some(speaker.to_owned());
-                pending = tail.is_empty();
-            }
-            "my" | "My" | "mine" | "Mine" => restated = Some(format!("{speaker}'s")),
-            "me" | "Me" | "myself" | "Myself" => restated = Some(speaker.to_owned()),
-            _ if was_pending => {
-                let lower = norm.to_lowercase();
-                if SUBJECT_ADVERBS.contains(&lower.as_str()) {
+                "I" if plural => restated = Some(speaker.to_owned()),
+                "I" if tail.is_empty() && next() == "am" => {
+                    i += 1;
+                    restated = Some(format!("{speaker} is"));
+                    // "I am" consumed its verb; a tail on "am" is kept.
+                    if let Some(am) = tokens.get(i) {
+                        let am_tail = am.trim_start_matches(|c: char| c.is_alphanumeric());
+                        restated = Some(format!("{speaker} is{am_tail}"));
+                        end = offset + am.len();
+                        offset = end + 1;
+                    }
+                }
+                "I" => {
+                    restated = Some(speaker.to_owned());
                     pending = tail.is_empty();
-                } else {
-                    restated = third_singular(&norm).filter(|v| *v != norm).map(|v| {
-                        if has_curly_apostrophe(bare) {
-                            v.replace('\'', "’")
-                        } else {
-                            v
-                        }
-                    });
                 }
+                "my" | "My" | "mine" | "Mine" => restated = Some(format!("{speaker}'s")),
+                "me" | "Me" | "myself" | "Myself" => restated = Some(speaker.to_owned()),
+                _ if was_pending => {
+                    let lower = norm.to_lowercase();
+                    if SUBJECT_ADVERBS.contains(&lower.as_str()) {
+                        pending = tail.is_empty();
+                    } else {
+                        restated = third_singular(&norm).filter(|v| *v != norm).map(|v| {
+                            if has_curly_apostrophe(bare) {
+                                v.replace('\'', "’")
+                            } else {
+                                v
+                            }
+                        });
+                    }
+                }
+                _ => {}
             }
-            _ => {}
         }
-        if restated_any {
-            out.push(' ');
-        }
-        restated_any = true;
-        match restated {
-            Some(r) => {
-                out.push_str(lead);
-                out.push_str(&r);
-                out.push_str(tail);
-            }
-            None => out.push_str(tok),
+        if let Some(r) = restated {
+            // The token's word (and "am" after "I") becomes `r`; its leading
+            // and trailing punctuation stay.
+            let from = start + lead.len();
+            out.push_str(sentence.get(copied..from).unwrap_or_default());
+            out.push_str(&r);
+            copied = end - tail.len();
         }
         // A comma or stop after a word ends the phrase it could start.
         before_prev = std::mem::replace(&mut prev_raw, if tail.is_empty() { bare } else { "" });
@@ -1290,6 +1300,22 @@ pub fn third_person_v2(sentence: &str, speaker: &str) -> String {
             .any(|c| norm.eq_ignore_ascii_case(c));
         i += 1;
     }
+    out.push_str(sentence.get(copied..).unwrap_or_default());
+    out
+}
+
+/// `text.split(' ')`, read as bytes (a space is one byte, never inside a
+/// character).
+fn split_at_spaces(text: &str) -> Vec<&str> {
+    let mut out = Vec::with_capacity(text.len() / 4 + 1);
+    let mut from = 0;
+    for (at, b) in text.bytes().enumerate() {
+        if b == b' ' {
+            out.push(text.get(from..at).unwrap_or_default());
+            from = at + 1;
+        }
+    }
+    out.push(text.get(from..).unwrap_or_default());
     out
 }
 
@@ -1634,6 +1660,178 @@ mod tests {
         ("Book the hotel for me.", "Ana said: \"Book the hotel for me.\""),
         ("Tell me what I have planned.", "Ana said: \"Tell me what I have planned.\""),
     ];
+
+    /// The first form of [`third_person_v2`] (every token pushed one by
+    /// one): the reference the one that copies the text between
+    /// restatements must agree with.
+    fn third_person_v2_by_tokens(sentence: &str, speaker: &str) -> String {
+        let trimmed = sentence.trim();
+        if is_question(trimmed) {
+            return format!("{speaker} asked: \"{trimmed}\"");
+        }
+        if is_imperative(trimmed) {
+            return format!("{speaker} said: \"{trimmed}\"");
+        }
+        let tokens: Vec<&str> = sentence.split(' ').collect();
+        // The tokens joined by single spaces, as they are restated.
+        let mut out = String::with_capacity(sentence.len() + 16);
+        // "I" was just restated as the subject: its verb is still to agree.
+        let mut pending = false;
+        // The previous word is `and`, `or` or `nor` (in any case: no other
+        // letter lowercases to theirs).
+        let mut prev_conjunction = false;
+        // The word before the previous one, as written.
+        let mut before_prev = "";
+        let mut prev_raw = "";
+        // Whether a token is in `out` (a space goes before the next one).
+        let mut restated_any = false;
+        let mut i = 0;
+        while let Some(tok) = tokens.get(i) {
+            let core = tok.trim_start_matches(|c: char| !c.is_alphanumeric());
+            // As in `third_person`: both `get`s always succeed.
+            let lead = tok.get(..tok.len() - core.len()).unwrap_or_default();
+            let bare =
+                core.trim_end_matches(|c: char| !c.is_alphanumeric() && c != '\'' && c != '’');
+            let tail = core.get(bare.len()..).unwrap_or_default();
+            let norm: std::borrow::Cow<'_, str> = if has_curly_apostrophe(bare) {
+                bare.replace('’', "'").into()
+            } else {
+                bare.into()
+            };
+            // Read only after `I` and `I'd`.
+            let next = || {
+                tokens
+                    .get(i + 1)
+                    .map(|t| {
+                        t.trim_matches(|c: char| !c.is_alphanumeric() && c != '\'' && c != '’')
+                            .replace('’', "'")
+                            .to_lowercase()
+                    })
+                    .unwrap_or_default()
+            };
+            // "Marta and I", "my sister and I": a plural subject (not "…, and
+            // I coach").
+            let plural = prev_conjunction
+                && (before_prev.chars().next().is_some_and(char::is_uppercase)
+                    || RELATIONS.contains(&before_prev.to_lowercase().as_str()));
+            let mut restated: Option<String> = None;
+            let was_pending = pending;
+            pending = false;
+            match &*norm {
+                "I'm" => restated = Some(format!("{speaker} is")),
+                "I've" => restated = Some(format!("{speaker} has")),
+                "I'll" => restated = Some(format!("{speaker} will")),
+                "I'd" => {
+                    let had = matches!(next().as_str(), "been" | "had" | "gone" | "done" | "seen");
+                    restated = Some(format!("{speaker} {}", if had { "had" } else { "would" }));
+                }
+                "I" if plural => restated = Some(speaker.to_owned()),
+                "I" if tail.is_empty() && next() == "am" => {
+                    i += 1;
+                    restated = Some(format!("{speaker} is"));
+                    // "I am" consumed its verb; a tail on "am" is kept below.
+                    if let Some(am) = tokens.get(i) {
+                        let am_tail = am.trim_start_matches(|c: char| c.is_alphanumeric());
+                        restated = Some(format!("{speaker} is{am_tail}"));
+                    }
+                }
+                "I" => {
+                    restated = Some(speaker.to_owned());
+                    pending = tail.is_empty();
+                }
+                "my" | "My" | "mine" | "Mine" => restated = Some(format!("{speaker}'s")),
+                "me" | "Me" | "myself" | "Myself" => restated = Some(speaker.to_owned()),
+                _ if was_pending => {
+                    let lower = norm.to_lowercase();
+                    if SUBJECT_ADVERBS.contains(&lower.as_str()) {
+                        pending = tail.is_empty();
+                    } else {
+                        restated = third_singular(&norm).filter(|v| *v != norm).map(|v| {
+                            if has_curly_apostrophe(bare) {
+                                v.replace('\'', "’")
+                            } else {
+                                v
+                            }
+                        });
+                    }
+                }
+                _ => {}
+            }
+            if restated_any {
+                out.push(' ');
+            }
+            restated_any = true;
+            match restated {
+                Some(r) => {
+                    out.push_str(lead);
+                    out.push_str(&r);
+                    out.push_str(tail);
+                }
+                None => out.push_str(tok),
+            }
+            // A comma or stop after a word ends the phrase it could start.
+            before_prev = std::mem::replace(&mut prev_raw, if tail.is_empty() { bare } else { "" });
+            prev_conjunction = ["and", "or", "nor"]
+                .iter()
+                .any(|c| norm.eq_ignore_ascii_case(c));
+            i += 1;
+        }
+        out
+    }
+
+    /// Every sentence of the LoCoMo turns (and each turn whole) is restated
+    /// as by the first form.
+    #[test]
+    fn restatement_by_pieces_is_the_restatement_by_tokens() {
+        let mut n = 0;
+        for (speaker, text) in crate::projector::heuristic::statements::tests::locomo_turns() {
+            for s in strataflow_text::sentences::split(&text) {
+                assert_eq!(
+                    third_person_v2(s.text, &speaker),
+                    third_person_v2_by_tokens(s.text, &speaker),
+                    "{:?}",
+                    s.text
+                );
+                n += 1;
+            }
+            assert_eq!(
+                third_person_v2(&text, "Ana"),
+                third_person_v2_by_tokens(&text, "Ana")
+            );
+        }
+        assert!(n > 1_000, "{n} sentences");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn spaces_split_as_str_split(text in "[ a’é,]{0,16}") {
+            let want: Vec<&str> = text.split(' ').collect();
+            proptest::prop_assert_eq!(split_at_spaces(&text), want);
+        }
+    }
+
+    proptest::proptest! {
+        /// Any sequence of the words the restatement reads, with
+        /// punctuation, curly apostrophes and runs of spaces.
+        #[test]
+        fn restatement_by_pieces_agrees_for_any_words(
+            words in proptest::collection::vec(
+                "(I|I'm|I’m|I'd|I’ve|I'll|am|am,|my|My|mine|me|Me|myself|and|or|Marta|sister|really|go|goes|been|love|\\(I|I,|\"I|x|é|)",
+                0..12,
+            ),
+            seps in proptest::collection::vec("( |  |, | - )", 12),
+        ) {
+            let mut sentence = String::new();
+            for (w, sep) in words.iter().zip(&seps) {
+                sentence.push_str(w);
+                sentence.push_str(sep);
+            }
+            proptest::prop_assert_eq!(
+                third_person_v2(&sentence, "Ana"),
+                third_person_v2_by_tokens(&sentence, "Ana")
+            );
+        }
+    }
 
     #[test]
     fn third_person_v2_agrees_in_person_and_number() {
