@@ -63,7 +63,8 @@ fn folded_words(text: &str) -> Vec<String> {
             .collect();
     }
     let bytes = text.as_bytes();
-    let mut out = Vec::new();
+    // About one word per five bytes: room for most sentences' words at once.
+    let mut out = Vec::with_capacity(text.len() / 5 + 1);
     let mut start: Option<usize> = None;
     for (at, &b) in bytes.iter().enumerate() {
         let inner_apostrophe = b == b'\''
