@@ -487,6 +487,8 @@ const CLAUSE_WORDS: &[&str] = &[
     "feel", "felt", "suggested", "mentioned", "recommended", "asked",
 ];
 
+static CLAUSE_WORD_SET: WordSet = WordSet::new(CLAUSE_WORDS);
+
 /// Words making a later `to|from|in|at PLACE` a trip.
 #[rustfmt::skip]
 const TRAVEL_WORDS: &[&str] = &[
@@ -818,12 +820,18 @@ struct Span {
 struct Sent {
     toks: Vec<Tok>,
     claimed: Vec<bool>,
+    /// [`Sent::is_separator`] of each token, computed on the first call.
+    separators: std::cell::OnceCell<Vec<bool>>,
 }
 
 impl Sent {
     fn new(toks: Vec<Tok>) -> Self {
         let claimed = vec![false; toks.len()];
-        Self { toks, claimed }
+        Self {
+            toks,
+            claimed,
+            separators: std::cell::OnceCell::new(),
+        }
     }
 
     fn len(&self) -> usize {
@@ -879,9 +887,15 @@ impl Sent {
         i
     }
 
+    /// Whether token `i` is punctuation or one of [`CLAUSE_WORDS`].
     fn is_separator(&self, i: usize) -> bool {
-        self.tok(i)
-            .is_some_and(|t| !t.word || t.is_any(CLAUSE_WORDS))
+        let separators = self.separators.get_or_init(|| {
+            self.toks
+                .iter()
+                .map(|t| !t.word || t.is_any(&CLAUSE_WORD_SET))
+                .collect()
+        });
+        separators.get(i).copied().unwrap_or(false)
     }
 
     /// The clause holding token `i`: `[start, end)`.

@@ -1232,7 +1232,12 @@ pub(crate) mod tests {
 
     #[test]
     fn word_sets_answer_as_their_lists() {
-        for set in [&NP_END, &BAD_STARTS, &FUNCTION_WORD_SET] {
+        for set in [
+            &NP_END,
+            &BAD_STARTS,
+            &FUNCTION_WORD_SET,
+            &super::super::CLAUSE_WORD_SET,
+        ] {
             crate::text::tests::assert_same_answers(set);
         }
     }
