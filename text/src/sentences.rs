@@ -72,7 +72,7 @@ pub fn split(text: &str) -> Vec<Sentence<'_>> {
     let mut at = 0usize;
     loop {
         let rest = text.get(at..).unwrap_or_default();
-        let Some((offset, c)) = rest.char_indices().find(|&(_, c)| c == '\n' || is_stop(c)) else {
+        let Some((offset, c)) = next_stop(rest) else {
             break;
         };
         at += offset;
@@ -122,6 +122,28 @@ pub fn split(text: &str) -> Vec<Sentence<'_>> {
     }
     push(text, start, text.len(), &mut out);
     out
+}
+
+/// The first line break or stop of `text` ([`is_stop`]) and its byte
+/// offset. Read as bytes: every such character is an ASCII byte or starts
+/// with a byte of at least `0xE2` (`…` is `E2 80 A6`, `。` `E3 80 82`, `！`
+/// `EF BC 81`), and a byte of at least `0xE2` always starts a character;
+/// only those characters are decoded.
+fn next_stop(text: &str) -> Option<(usize, char)> {
+    let bytes = text.as_bytes();
+    let mut from = 0;
+    loop {
+        let at = from
+            + bytes
+                .get(from..)?
+                .iter()
+                .position(|&b| matches!(b, b'\n' | b'.' | b'!' | b'?') || b >= 0xE2)?;
+        let c = text.get(at..)?.chars().next()?;
+        if c == '\n' || is_stop(c) {
+            return Some((at, c));
+        }
+        from = at + c.len_utf8();
+    }
 }
 
 /// A capital letter alone (not `I`), as in "J. R. R. Tolkien".
@@ -339,6 +361,7 @@ mod tests {
                 proptest::sample::select(vec![
                     "a", "Bo", "I", "J", " ", "  ", "\n", ".", "..", "…", "!", "?", "?!", "。",
                     "！", "\"", "'", "’", ")", "(", "“", "Dr", "etc", "e.g", "3", "é", "Ünï", "記",
+                    "—", "‼", "⁉", "？", "€", "\u{ff5e}",
                 ]),
                 0..24,
             )

@@ -454,9 +454,11 @@ fn is_statement_words(sentence: &str, w: &[String], states_time: bool, others: &
     if w.len() < 3 {
         return false;
     }
-    let cue = has_event_cue(w) || is_progressive(w) || is_preference(w);
-    ((is_first_person(w) || names_another(sentence, w, others)) && cue)
-        || (states_time && w.len() >= 4)
+    // The tests are pure: the cheapest run first, the cues only for a
+    // sentence with a subject.
+    (states_time && w.len() >= 4)
+        || ((is_first_person(w) || names_another(sentence, w, others))
+            && (has_event_cue(w) || is_progressive(w) || is_preference(w)))
 }
 
 /// Version 5's choice of a sentence: `(is_statement || is_self_statement)
@@ -874,7 +876,9 @@ fn criticality(w: &[String]) -> Criticality {
 fn topic_words(w: &[String]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for x in w {
-        if x.chars().count() >= 4
+        // Fewer than four bytes is fewer than four characters.
+        if x.len() >= 4
+            && x.chars().count() >= 4
             && !is_stop_word(x)
             && x.chars().all(char::is_alphabetic)
             && !out.contains(x)
