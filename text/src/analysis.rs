@@ -65,19 +65,27 @@ fn folded_words(text: &str) -> Vec<String> {
     let bytes = text.as_bytes();
     // About one word per five bytes: room for most sentences' words at once.
     let mut out = Vec::with_capacity(text.len() / 5 + 1);
-    let mut start: Option<usize> = None;
-    for (at, &b) in bytes.iter().enumerate() {
-        let inner_apostrophe = b == b'\''
-            && start.is_some()
-            && bytes.get(at + 1).is_some_and(u8::is_ascii_alphanumeric);
-        if b.is_ascii_alphanumeric() {
-            start.get_or_insert(at);
-        } else if !inner_apostrophe && let Some(from) = start.take() {
-            out.extend(text.get(from..at).map(str::to_ascii_lowercase));
+    let alnum = |at: usize| bytes.get(at).is_some_and(u8::is_ascii_alphanumeric);
+    let mut at = 0;
+    while at < bytes.len() {
+        if !alnum(at) {
+            at += 1;
+            continue;
         }
-    }
-    if let Some(from) = start {
-        out.extend(text.get(from..).map(str::to_ascii_lowercase));
+        let from = at;
+        // A run of letters and digits, continued past each apostrophe that
+        // has one after it.
+        loop {
+            while alnum(at) {
+                at += 1;
+            }
+            if bytes.get(at) == Some(&b'\'') && alnum(at + 1) {
+                at += 1;
+            } else {
+                break;
+            }
+        }
+        out.extend(text.get(from..at).map(str::to_ascii_lowercase));
     }
     out
 }
@@ -127,6 +135,16 @@ mod tests {
                     .collect();
                 proptest::prop_assert_eq!(&s.words, &words);
             }
+        }
+
+        /// The byte path on texts dense in apostrophes, letters and digits.
+        #[test]
+        fn ascii_words_around_apostrophes_are_the_folded_words(text in "[a'B1 .-]{0,30}") {
+            let words: Vec<String> = crate::tokens::words(&text)
+                .iter()
+                .map(crate::Token::folded)
+                .collect();
+            proptest::prop_assert_eq!(folded_words(&text), words);
         }
 
         /// The byte path of ASCII text gives the folded words.
