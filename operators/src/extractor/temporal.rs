@@ -219,8 +219,13 @@ fn find_uncached(text: &str, mention: SourceTime, resolver: Resolver) -> Vec<Tim
 /// is not parsed (`anchors_are_necessary` checks this against the
 /// unfiltered parser).
 fn is_anchor(w: &str) -> bool {
-    w.bytes().any(|b| b.is_ascii_digit()) || ANCHOR_WORDS.contains(w)
+    w.bytes().any(|b| b.is_ascii_digit())
+        || (ANCHOR_LENGTHS.contains(&w.len()) && ANCHOR_WORDS.contains(w))
 }
+
+/// The byte lengths of [`ANCHOR_WORDS`] (`may` to `wednesday's`): a word of
+/// another length is looked up no further (the test of the list checks).
+const ANCHOR_LENGTHS: std::ops::RangeInclusive<usize> = 3..=11;
 
 /// Every word [`unit_of`], [`weekday_any`] (a full weekday also with `'s`)
 /// or [`month_any`] reads, and the day and inferred-time words of
@@ -3236,6 +3241,7 @@ mod tests {
     #[test]
     fn anchor_words_are_what_the_parsers_read() {
         for w in ANCHOR_WORDS.words() {
+            assert!(ANCHOR_LENGTHS.contains(&w.len()), "{w}");
             assert!(is_anchor_by_parsers(w), "{w}");
             for probe in [
                 format!("{w}s"),
