@@ -1591,8 +1591,8 @@ fn match_kinship(ctx: &mut EventCtx, b: &mut Builder, s: &mut Sent) {
 /// Pattern 2: `lost my job as a banker`, `quit Acme Corp`.
 fn match_job_loss(ctx: &mut EventCtx, b: &mut Builder, s: &mut Sent) {
     for i in 0..s.len() {
-        let verb = s.lower(i).to_owned();
-        let lost = match verb.as_str() {
+        let verb = s.lower(i);
+        let lost = match verb {
             "lost" => true,
             "quit" | "left" => false,
             "laid" | "fired" => true,
@@ -1682,15 +1682,15 @@ fn match_job_loss(ctx: &mut EventCtx, b: &mut Builder, s: &mut Sent) {
 /// Pattern 3: `I work at Acme`, `my job as a nurse`, `studying at MIT`.
 fn match_work(ctx: &mut EventCtx, b: &mut Builder, s: &mut Sent) {
     for i in 0..s.len() {
-        let verb = s.lower(i).to_owned();
-        let work_verb = matches!(verb.as_str(), "work" | "works" | "working" | "worked");
+        let verb = s.lower(i);
+        let work_verb = matches!(verb, "work" | "works" | "working" | "worked");
         let used_to = i >= 2 && s.is(i - 2, "used") && s.is(i - 1, "to");
         let past = verb == "worked" || used_to;
         if !s.free(i..i + 1) {
             continue;
         }
         // The employer-or-school relation and where its name starts.
-        let (relation, functional, tag, at): (&str, bool, &str, usize) = match verb.as_str() {
+        let (relation, functional, tag, at): (&str, bool, &str, usize) = match verb {
             _ if work_verb && s.is_any(i + 1, &["at", "for"]) => {
                 if past {
                     ("worked_at", false, "former_employer", i + 2)
@@ -1718,6 +1718,7 @@ fn match_work(ctx: &mut EventCtx, b: &mut Builder, s: &mut Sent) {
         if ctx.person(&org.text).is_some() {
             continue;
         }
+        let is_job = verb == "job";
         s.claim(i..org.end);
         ctx.non_places.insert(normalize_name(&org.text));
         let Some(org_key) = ctx.node(b, NodeType::Organization, &org.text, &[tag, "organization"])
@@ -1729,7 +1730,7 @@ fn match_work(ctx: &mut EventCtx, b: &mut Builder, s: &mut Sent) {
         if hypothetical {
             continue;
         }
-        let subject = if verb == "job" {
+        let subject = if is_job {
             job_owner(ctx, s, i)
         } else {
             ctx.subject(s, i)
@@ -2091,8 +2092,8 @@ fn match_tools(ctx: &mut EventCtx, b: &mut Builder, s: &mut Sent) {
         if !s.free(i..i + 1) {
             continue;
         }
-        let verb = s.lower(i).to_owned();
-        if matches!(verb.as_str(), "use" | "uses" | "used" | "using") {
+        let verb = s.lower(i);
+        if matches!(verb, "use" | "uses" | "used" | "using") {
             let accept = |n: &Span| ctx.person(&n.text).is_none() && !is_language(&n.text);
             let Some(first) = s.name_at(s.skip_the(i + 1), 3).filter(|n| accept(n)) else {
                 continue;
@@ -2112,10 +2113,10 @@ fn match_tools(ctx: &mut EventCtx, b: &mut Builder, s: &mut Sent) {
             }
             continue;
         }
-        let moving = matches!(verb.as_str(), "move" | "moved" | "moving" | "moves");
+        let moving = matches!(verb, "move" | "moved" | "moving" | "moves");
         let migrating = moving
             || matches!(
-                verb.as_str(),
+                verb,
                 "switch"
                     | "switched"
                     | "switching"
@@ -2201,18 +2202,15 @@ fn match_places(ctx: &mut EventCtx, b: &mut Builder, s: &mut Sent) {
         if !s.free(i..i + 1) {
             continue;
         }
-        let w = s.lower(i).to_owned();
-        let prev = if i > 0 {
-            s.lower(i - 1).to_owned()
-        } else {
-            String::new()
-        };
+        // Borrowed: the sentence is only read until the claims below.
+        let w = s.lower(i);
+        let prev = if i > 0 { s.lower(i - 1) } else { "" };
         let used_to = i >= 3 && s.is(i - 3, "used") && s.is(i - 2, "to");
         // (relation, functional, tag, first place token, a visit whose
         // tense is read from the clause)
-        let found: Option<(Option<&str>, bool, &str, usize, bool)> = match w.as_str() {
+        let found: Option<(Option<&str>, bool, &str, usize, bool)> = match w {
             "in" if matches!(
-                prev.as_str(),
+                prev,
                 "live" | "lives" | "living" | "based" | "reside" | "resides" | "residing"
             ) =>
             {
@@ -2227,24 +2225,24 @@ fn match_places(ctx: &mut EventCtx, b: &mut Builder, s: &mut Sent) {
             "in" if prev == "up" && i >= 2 && s.is(i - 2, "grew") => {
                 Some((Some("comes_from"), false, "origin", i + 1, false))
             }
-            "to" if matches!(prev.as_str(), "moved" | "relocated")
+            "to" if matches!(prev, "moved" | "relocated")
                 || (prev == "back" && i >= 2 && s.is(i - 2, "moved")) =>
             {
                 Some((Some("lives_in"), true, "home", i + 1, false))
             }
             "to" if matches!(
-                prev.as_str(),
+                prev,
                 "move" | "moving" | "moves" | "relocate" | "relocating"
             ) =>
             {
                 Some((Some("plans_to_move_to"), false, "destination", i + 1, false))
             }
-            "from" if matches!(prev.as_str(), "moved" | "relocated" | "move" | "moving") => {
+            "from" if matches!(prev, "moved" | "relocated" | "move" | "moving") => {
                 Some((Some("lived_in"), false, "home", i + 1, false))
             }
             "from"
                 if matches!(
-                    prev.as_str(),
+                    prev,
                     "i'm"
                         | "im"
                         | "am"
@@ -2299,8 +2297,7 @@ fn match_places(ctx: &mut EventCtx, b: &mut Builder, s: &mut Sent) {
             relation
         };
         // Only a visit verb, a travel word or a residence verb makes an edge.
-        let relation = if matches!(w.as_str(), "in" | "at" | "around") && visit_less(s, i, relation)
-        {
+        let relation = if matches!(w, "in" | "at" | "around") && visit_less(s, i, relation) {
             None
         } else {
             relation
