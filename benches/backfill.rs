@@ -54,6 +54,18 @@
 //!   already derived (shared by both profiles: one summarizer), so only
 //!   extraction and projection are timed.
 //!
+//! - `operators_in_memory_legacy_then_default`: the operators alone. The
+//!   conversations are derived once under both profiles (before any
+//!   timing); each extraction's inputs (block, messages, summary) and each
+//!   projection's batch of events are read back from the log, and each
+//!   iteration calls the profile's extractor and projector on all of them
+//!   in memory, five passes per sample (the default profile's extractor
+//!   with the text analysis the pipeline computes for it). No log, no
+//!   directory, no thread but the caller's: the figure is the operators'
+//!   own work. The timeline given to the extractor is empty (the earlier
+//!   events the pipeline would pass weigh on both profiles' conflict
+//!   checks only).
+//!
 //! Each iteration derives under both profiles, in alternating order, each
 //! in its own fresh directory, so that a change of the machine's load
 //! weighs on both alike; criterion's figure is the time of the pair.
@@ -424,6 +436,167 @@ fn time_operator_pairs(
     total
 }
 
+/// One extraction's inputs, read back from the log.
+struct ExtractionParts {
+    id: strataflow::log::RecordId,
+    block: strataflow::log::record::Block,
+    messages: Vec<(strataflow::log::RecordId, strataflow::log::record::Message)>,
+    summary: strataflow::log::record::BlockSummary,
+}
+
+/// A profile's operators and what they were given in a derivation of the
+/// LoCoMo conversations.
+struct OperatorWork {
+    operators: strataflow::operators::profile::Operators,
+    extractions: Vec<ExtractionParts>,
+    batches: Vec<Vec<(strataflow::log::RecordId, strataflow::log::record::Event)>>,
+}
+
+/// The legacy and default profiles' work, and the messages (once).
+fn operator_work() -> (OperatorWork, OperatorWork, u64) {
+    use strataflow::log::record::{Outcome, Record};
+    use strataflow::operators::profile::{Profile, Registry};
+    let dir = fresh_dir();
+    let (memory, messages) = operators_setup(dir.path(), true);
+    let options = strataflow::pipeline::derive::DeriveOptions {
+        durability: strataflow::log::Durability::Buffered,
+        ..memory.derive_options()
+    };
+    for profile in [Some(LEGACY), None] {
+        memory
+            .derive(profile, &options, &mut |_| {})
+            .expect("derive");
+    }
+    let mut records = BTreeMap::new();
+    let mut runs = Vec::new();
+    for stored in memory.store().scan(0) {
+        let stored = stored.expect("read the log");
+        if let Record::Derivation(d) = &stored.record
+            && matches!(d.outcome, Outcome::Ok)
+        {
+            runs.push(d.clone());
+        }
+        records.insert(stored.id, stored.record);
+    }
+    let registry = Registry::builtin();
+    let work = |profile: &Profile| {
+        let operators = registry.resolve(profile).expect("built-in operators");
+        let (extractor, projector) = (
+            operators.extractor.id().to_string(),
+            operators.projector.id().to_string(),
+        );
+        let mut extractions = Vec::new();
+        let mut batches = Vec::new();
+        for run in &runs {
+            if run.operator == extractor {
+                let (Some(&id), Some(summary_id)) = (run.inputs.first(), run.inputs.get(1)) else {
+                    panic!("an extraction's inputs are a block and its summary");
+                };
+                let (Some(Record::Block(block)), Some(Record::BlockSummary(summary))) =
+                    (records.get(&id), records.get(summary_id))
+                else {
+                    panic!("an extraction's inputs are a block and its summary");
+                };
+                let messages = block
+                    .messages
+                    .iter()
+                    .map(|id| match records.get(id) {
+                        Some(Record::Message(m)) => (*id, m.clone()),
+                        _ => panic!("a block's message is in the log"),
+                    })
+                    .collect();
+                extractions.push(ExtractionParts {
+                    id,
+                    block: block.clone(),
+                    messages,
+                    summary: summary.clone(),
+                });
+            } else if run.operator == projector {
+                batches.push(
+                    run.inputs
+                        .iter()
+                        .map(|id| match records.get(id) {
+                            Some(Record::Event(e)) => (*id, e.clone()),
+                            _ => panic!("a projection's input is an event"),
+                        })
+                        .collect(),
+                );
+            }
+        }
+        assert!(!extractions.is_empty() && !batches.is_empty());
+        OperatorWork {
+            operators,
+            extractions,
+            batches,
+        }
+    };
+    (
+        work(&Profile::legacy_default()),
+        work(&Profile::default_profile()),
+        messages,
+    )
+}
+
+/// Passes over a profile's work per sample of the in-memory group.
+const IN_MEMORY_PASSES: u32 = 5;
+
+/// [`IN_MEMORY_PASSES`] passes of `work`'s extractions and projections,
+/// recorded under `name`.
+fn time_operators_in_memory(name: &'static str, work: &OperatorWork, messages: u64) -> Duration {
+    use strataflow::operators::operator::{
+        BlockInput, ExtractionInput, ProjectionInput, analyse_messages,
+    };
+    let ops = &work.operators;
+    let (process, thread) = support::cpu_clocks();
+    let start = Instant::now();
+    for _ in 0..IN_MEMORY_PASSES {
+        for x in &work.extractions {
+            // As the extraction stage does for an extractor that reads it.
+            let analyses = ops
+                .extractor
+                .reads_analysis()
+                .then(|| analyse_messages(&x.messages));
+            let input = ExtractionInput {
+                target: BlockInput {
+                    id: x.id,
+                    block: &x.block,
+                    messages: &x.messages,
+                    attempt: 1,
+                    analyses: analyses.as_deref(),
+                },
+                summary: &x.summary,
+                previous_key_points: None,
+                next_key_points: None,
+                timeline: &[],
+            };
+            black_box(ops.extractor.extract(&input).expect("extract"));
+        }
+        for batch in &work.batches {
+            let tenant = batch.first().map_or("", |(_, e)| e.tenant.as_str());
+            let input = ProjectionInput {
+                tenant,
+                events: batch,
+                attempt: 1,
+            };
+            black_box(ops.projector.project(&input).expect("project"));
+        }
+    }
+    let took = start.elapsed();
+    let (process_end, thread_end) = support::cpu_clocks();
+    OPERATOR_RUNS
+        .lock()
+        .unwrap()
+        .entry(name)
+        .or_default()
+        .push((
+            process_end.saturating_sub(process),
+            thread_end.saturating_sub(thread),
+            took,
+            messages * u64::from(IN_MEMORY_PASSES),
+        ));
+    took
+}
+
 fn bench_operators(c: &mut Criterion) {
     let mut group = c.benchmark_group("operators");
     group
@@ -443,6 +616,22 @@ fn bench_operators(c: &mut Criterion) {
                 true,
                 iters,
             )
+        });
+    });
+    let (legacy, default, messages) = operator_work();
+    group.bench_function("operators_in_memory_legacy_then_default", |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for i in 0..iters {
+                let legacy = || time_operators_in_memory("legacy_in_memory", &legacy, messages);
+                let default = || time_operators_in_memory("default_in_memory", &default, messages);
+                total += if i % 2 == 0 {
+                    legacy() + default()
+                } else {
+                    default() + legacy()
+                };
+            }
+            total
         });
     });
     group.finish();
@@ -485,6 +674,8 @@ fn print_operators_table() {
         "default_derive",
         "legacy_extract_project",
         "default_extract_project",
+        "legacy_in_memory",
+        "default_in_memory",
     ] {
         if let Some(([cpu, thread, wall], n)) = per_message(name) {
             println!("  {name:<26} {cpu:>16.1} {thread:>16.1} {wall:>16.1} {n:>11}");
@@ -496,6 +687,11 @@ fn print_operators_table() {
             "extraction + projection",
             "legacy_extract_project",
             "default_extract_project",
+        ),
+        (
+            "operators in memory",
+            "legacy_in_memory",
+            "default_in_memory",
         ),
     ] {
         if let (Some((a, _)), Some((b, _))) = (per_message(old), per_message(new)) {
