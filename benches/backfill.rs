@@ -401,18 +401,26 @@ fn time_operators_once(name: &'static str, profile: Option<&str>, summaries: boo
     assert!(stats.events > 0, "the extractor did real work");
     assert_eq!(stats.summaries > 0, !summaries);
     black_box(stats);
+    record_operator_run(
+        name,
+        (
+            process_end.saturating_sub(process),
+            thread_end.saturating_sub(thread),
+            took,
+            messages,
+        ),
+    );
+    took
+}
+
+/// Adds one run of the `operators` group under `name`.
+fn record_operator_run(name: &'static str, run: OperatorRun) {
     OPERATOR_RUNS
         .lock()
         .unwrap()
         .entry(name)
         .or_default()
-        .push((
-            process_end.saturating_sub(process),
-            thread_end.saturating_sub(thread),
-            took,
-            messages,
-        ));
-    took
+        .push(run);
 }
 
 /// `iters` pairs: the legacy profile and the default one, one after the
@@ -423,10 +431,22 @@ fn time_operator_pairs(
     summaries: bool,
     iters: u64,
 ) -> Duration {
+    alternate(
+        iters,
+        || time_operators_once(names.0, Some(LEGACY), summaries),
+        || time_operators_once(names.1, None, summaries),
+    )
+}
+
+/// `iters` pairs of `legacy` and `default`, in alternating order. Returns
+/// the time of both.
+fn alternate(
+    iters: u64,
+    mut legacy: impl FnMut() -> Duration,
+    mut default: impl FnMut() -> Duration,
+) -> Duration {
     let mut total = Duration::ZERO;
     for i in 0..iters {
-        let legacy = || time_operators_once(names.0, Some(LEGACY), summaries);
-        let default = || time_operators_once(names.1, None, summaries);
         total += if i % 2 == 0 {
             legacy() + default()
         } else {
@@ -583,17 +603,15 @@ fn time_operators_in_memory(name: &'static str, work: &OperatorWork, messages: u
     }
     let took = start.elapsed();
     let (process_end, thread_end) = support::cpu_clocks();
-    OPERATOR_RUNS
-        .lock()
-        .unwrap()
-        .entry(name)
-        .or_default()
-        .push((
+    record_operator_run(
+        name,
+        (
             process_end.saturating_sub(process),
             thread_end.saturating_sub(thread),
             took,
             messages * u64::from(IN_MEMORY_PASSES),
-        ));
+        ),
+    );
     took
 }
 
@@ -621,17 +639,11 @@ fn bench_operators(c: &mut Criterion) {
     let (legacy, default, messages) = operator_work();
     group.bench_function("operators_in_memory_legacy_then_default", |b| {
         b.iter_custom(|iters| {
-            let mut total = Duration::ZERO;
-            for i in 0..iters {
-                let legacy = || time_operators_in_memory("legacy_in_memory", &legacy, messages);
-                let default = || time_operators_in_memory("default_in_memory", &default, messages);
-                total += if i % 2 == 0 {
-                    legacy() + default()
-                } else {
-                    default() + legacy()
-                };
-            }
-            total
+            alternate(
+                iters,
+                || time_operators_in_memory("legacy_in_memory", &legacy, messages),
+                || time_operators_in_memory("default_in_memory", &default, messages),
+            )
         });
     });
     group.finish();
