@@ -112,14 +112,19 @@ mod tests {
         assert_eq!(a.sentences.len(), split.len());
         for (s, t) in a.sentences.iter().zip(&split) {
             assert_eq!(s.text(text), t.text);
-            let words: Vec<String> = crate::tokens::words(t.text)
-                .iter()
-                .map(crate::Token::folded)
-                .collect();
-            assert_eq!(s.words, words);
+            assert_eq!(s.words, words_by_tokens(t.text));
         }
         assert_eq!(a.sentences[1].words, ["it's", "3", "50", "today"]);
         assert_eq!(Analysis::of(""), Analysis::default());
+    }
+
+    /// [`crate::tokens::words`] of `text`, folded: what an analysis's
+    /// words must be.
+    fn words_by_tokens(text: &str) -> Vec<String> {
+        crate::tokens::words(text)
+            .iter()
+            .map(crate::Token::folded)
+            .collect()
     }
 
     proptest::proptest! {
@@ -129,32 +134,20 @@ mod tests {
         fn the_words_are_the_folded_words_for_any_text(text in "(\\PC|[A-Za-z' ’.!?]){0,40}") {
             let a = Analysis::of(&text);
             for s in &a.sentences {
-                let words: Vec<String> = crate::tokens::words(s.text(&text))
-                    .iter()
-                    .map(crate::Token::folded)
-                    .collect();
-                proptest::prop_assert_eq!(&s.words, &words);
+                proptest::prop_assert_eq!(&s.words, &words_by_tokens(s.text(&text)));
             }
         }
 
         /// The byte path on texts dense in apostrophes, letters and digits.
         #[test]
         fn ascii_words_around_apostrophes_are_the_folded_words(text in "[a'B1 .-]{0,30}") {
-            let words: Vec<String> = crate::tokens::words(&text)
-                .iter()
-                .map(crate::Token::folded)
-                .collect();
-            proptest::prop_assert_eq!(folded_words(&text), words);
+            proptest::prop_assert_eq!(folded_words(&text), words_by_tokens(&text));
         }
 
         /// The byte path of ASCII text gives the folded words.
         #[test]
         fn ascii_words_read_as_bytes_are_the_folded_words(text in "[ -~\t\n]{0,40}") {
-            let words: Vec<String> = crate::tokens::words(&text)
-                .iter()
-                .map(crate::Token::folded)
-                .collect();
-            proptest::prop_assert_eq!(folded_words(&text), words);
+            proptest::prop_assert_eq!(folded_words(&text), words_by_tokens(&text));
         }
     }
 }
