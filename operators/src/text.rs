@@ -289,11 +289,32 @@ pub(crate) const PACKED_MAX: usize = 15;
 /// for a longer word.
 pub(crate) fn packed(word: &str) -> Option<u128> {
     let bytes = word.as_bytes();
-    let mut key = [0u8; 16];
-    // Byte `k` at bits `8k..8k+8`, the length in the last byte.
-    key.get_mut(..bytes.len())?.copy_from_slice(bytes);
-    *key.get_mut(PACKED_MAX)? = u8::try_from(bytes.len()).ok()?;
-    (bytes.len() <= PACKED_MAX).then(|| u128::from_le_bytes(key))
+    let len = bytes.len();
+    // Byte `k` at bits `8k..8k+8`, the length in the last byte. The bytes
+    // are read in two loads that may overlap (a byte read twice lands on
+    // the same bits), not copied one by one into a buffer: the lookups of
+    // the word sets run on every token.
+    let at = |k: usize| u128::from(bytes.get(k).copied().unwrap_or(0));
+    let four = |b: Option<&[u8; 4]>| b.map_or(0, |b| u64::from(u32::from_le_bytes(*b)));
+    let eight = |b: Option<&[u8; 8]>| b.map_or(0, |b| u64::from_le_bytes(*b));
+    // The first and the last bytes of the word, and the byte the last start at.
+    let (head, tail, tail_at) = match len {
+        0 => (0, 0, 0),
+        1..=3 => (at(0) | at(len / 2) << (8 * (len / 2)), at(len - 1), len - 1),
+        4..=7 => (
+            u128::from(four(bytes.first_chunk())),
+            u128::from(four(bytes.last_chunk())),
+            len - 4,
+        ),
+        8..=PACKED_MAX => (
+            u128::from(eight(bytes.first_chunk())),
+            u128::from(eight(bytes.last_chunk())),
+            len - 8,
+        ),
+        _ => return None,
+    };
+    let data = head | tail << (8 * tail_at);
+    Some(data | (len as u128) << (8 * PACKED_MAX))
 }
 
 /// Whether `text` holds `needle` (ASCII) in any mix of ASCII case.
@@ -739,6 +760,27 @@ pub(crate) mod tests {
         assert_ne!(packed("a"), packed("a\0"));
         assert_eq!(packed("abcdefghijklmno").map(|_| ()), Some(()));
         assert_eq!(packed("abcdefghijklmnop"), None);
+    }
+
+    /// The first form of [`packed`]: the word copied into a buffer of 16
+    /// bytes, its length in the last.
+    fn packed_by_copy(word: &str) -> Option<u128> {
+        let bytes = word.as_bytes();
+        let mut key = [0u8; 16];
+        key.get_mut(..bytes.len())?.copy_from_slice(bytes);
+        *key.get_mut(PACKED_MAX)? = u8::try_from(bytes.len()).ok()?;
+        (bytes.len() <= PACKED_MAX).then(|| u128::from_le_bytes(key))
+    }
+
+    proptest::proptest! {
+        /// Any word of any length (every length class of the loads, and
+        /// bytes of every value): the same key as the first form.
+        #[test]
+        fn packed_keys_are_the_copied_bytes(
+            word in "[a-z'\u{0}\u{7f}é€😀]{0,18}",
+        ) {
+            proptest::prop_assert_eq!(packed(&word), packed_by_copy(&word));
+        }
     }
 
     proptest::proptest! {

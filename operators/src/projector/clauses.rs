@@ -245,8 +245,8 @@ fn subjectless(ctx: &EventCtx, b: &mut Builder, s: &Sent) {
         k += 1;
     }
     let Some(t) = s.tok(k) else { return };
-    let gerund = t.lower.ends_with("ing");
-    let past = t.lower.ends_with("ed") || crate::extractor::temporal::is_past_verb(&t.lower);
+    let gerund = t.lower().ends_with("ing");
+    let past = t.lower().ends_with("ed") || crate::extractor::temporal::is_past_verb(t.lower());
     if !(gerund || past) || !lexical_tok(t) || t.upper && k > 0 {
         return;
     }
@@ -296,7 +296,7 @@ fn possessed_after(ctx: &EventCtx, b: &mut Builder, s: &Sent) {
                 if t.is_name_word() {
                     t.text.clone()
                 } else {
-                    t.lower.clone()
+                    t.lower().to_owned()
                 }
             })
             .collect();
@@ -355,7 +355,7 @@ fn about_me_clause(ctx: &EventCtx, b: &mut Builder, s: &Sent, who: &Key, start: 
                 s.tok(m)
                     .filter(|t| t.word && !t.is_any(&FUNCTION_WORD_SET) && !t.is_any(&OBJECT_END))
             })
-            .map(|t| t.lower.as_str())
+            .map(|t| t.lower())
             .take(3)
             .collect();
         if !noun.is_empty() {
@@ -387,7 +387,7 @@ fn about_me_clause(ctx: &EventCtx, b: &mut Builder, s: &Sent, who: &Key, start: 
         words.push(if keep_case {
             t.text.clone()
         } else {
-            t.lower.clone()
+            t.lower().to_owned()
         });
         m += 1;
     }
@@ -421,7 +421,7 @@ fn about_me_clause(ctx: &EventCtx, b: &mut Builder, s: &Sent, who: &Key, start: 
             .tok(j + 3)
             .filter(|t| t.word && !t.is_any(&FUNCTION_WORD_SET))
         {
-            emit(ctx, b, who, &key.lower, subject);
+            emit(ctx, b, who, key.lower(), subject);
         }
     } else if s
         .tok(j)
@@ -456,7 +456,7 @@ fn clause_fact(ctx: &mut EventCtx, b: &mut Builder, s: &Sent, i: usize) -> usize
     let clause_start = i == 0 || s.is_separator(i - 1);
     // The subject and the first token after it.
     let (who, after, first_person, lead) = if t.is_any(SPEAKER_SUBJECTS) {
-        (ctx.speaker.clone(), i + 1, t.lower.starts_with('i'), None)
+        (ctx.speaker.clone(), i + 1, t.lower().starts_with('i'), None)
     } else if clause_start && s.is_any(i, &["my", "our"]) {
         let mut k = i + 1;
         let mut noun = Vec::new();
@@ -489,7 +489,7 @@ fn clause_fact(ctx: &mut EventCtx, b: &mut Builder, s: &Sent, i: usize) -> usize
     let Some(who) = who else {
         return after;
     };
-    let subject_word = t.lower.as_str();
+    let subject_word = t.lower();
     let mut be = matches!(subject_word, "i'm" | "im" | "we're");
     let mut will = matches!(subject_word, "i'll" | "we'll");
     let mut aux = matches!(subject_word, "i'd" | "we'd")
@@ -503,7 +503,7 @@ fn clause_fact(ctx: &mut EventCtx, b: &mut Builder, s: &Sent, i: usize) -> usize
         if !tok.word {
             break;
         }
-        let w = tok.lower.as_str();
+        let w = tok.lower();
         if tok.negates() {
             negated = true;
         } else if matches!(
@@ -656,7 +656,8 @@ fn verb_clause(
     };
     // `go swimming`, `went camping`.
     if matches!(verb.as_str(), "go" | "goes" | "went" | "gone")
-        && s.tok(k).is_some_and(|t| t.word && t.lower.ends_with("ing"))
+        && s.tok(k)
+            .is_some_and(|t| t.word && t.lower().ends_with("ing"))
     {
         let activity = s.lower(k).to_owned();
         k += 1;
@@ -715,7 +716,7 @@ fn adjective_object(s: &Sent, j: usize) -> Option<(usize, String, String)> {
     if s.is(k, "to") && verb_at(s, k + 1) {
         let (end, value) = verb_object(s, k + 1)?;
         let (v2, rest) = value.split_once(' ')?;
-        return Some((end, format!("{} to {v2}", adj.lower), rest.to_owned()));
+        return Some((end, format!("{} to {v2}", adj.lower()), rest.to_owned()));
     }
     if !s.is_any(k, PREPOSITIONS) {
         return None;
@@ -725,13 +726,13 @@ fn adjective_object(s: &Sent, j: usize) -> Option<(usize, String, String)> {
     // `keen on working in X`: the gerund joins the value.
     let (end, value) = if s
         .tok(at)
-        .is_some_and(|t| t.word && t.lower.ends_with("ing"))
+        .is_some_and(|t| t.word && t.lower().ends_with("ing"))
     {
         object(s, at, OBJECT_MAX).or_else(|| verb_object(s, at))?
     } else {
         object(s, at, OBJECT_MAX)?
     };
-    Some((end, format!("{} {prep}", adj.lower), value))
+    Some((end, format!("{} {prep}", adj.lower()), value))
 }
 
 /// `VERB X` at `i`: the verb and its object as one value.
@@ -740,7 +741,7 @@ fn verb_object(s: &Sent, i: usize) -> Option<(usize, String)> {
         .tok(i)
         .filter(|t| lexical_tok(t) || t.is_any(&LIGHT_VERBS))?;
     let mut k = i + 1;
-    let mut head = verb.lower.clone();
+    let mut head = verb.lower().to_owned();
     if s.is_any(k, PARTICLES) || s.is_any(k, PREPOSITIONS) && !s.is(k, "to") {
         head = format!("{head} {}", s.lower(k));
         k += 1;
@@ -752,12 +753,12 @@ fn verb_object(s: &Sent, i: usize) -> Option<(usize, String)> {
 /// A token that may be a lexical verb.
 fn lexical_tok(t: &super::Tok) -> bool {
     t.word
-        && (!t.is_name_word() || t.lower.ends_with("ed") || t.lower.ends_with("ing"))
+        && (!t.is_name_word() || t.lower().ends_with("ed") || t.lower().ends_with("ing"))
         && !t.is_any(&FUNCTION_WORD_SET)
         && !t.is_any(&SKIP_VERBS)
         && !t.is_any(&OBJECT_END)
-        && t.lower.chars().all(|c| c.is_alphabetic() || c == '-')
-        && t.lower.len() >= 2
+        && t.lower().chars().all(|c| c.is_alphabetic() || c == '-')
+        && t.lower().len() >= 2
 }
 
 /// A lexical or light verb at `i`.
@@ -768,9 +769,9 @@ fn verb_at(s: &Sent, i: usize) -> bool {
 
 /// Verb-like: a past form, a gerund or a known verb.
 fn is_verb_like(t: &super::Tok) -> bool {
-    t.lower.ends_with("ed")
-        || t.lower.ends_with("ing")
-        || crate::extractor::temporal::is_past_verb(&t.lower)
+    t.lower().ends_with("ed")
+        || t.lower().ends_with("ing")
+        || crate::extractor::temporal::is_past_verb(t.lower())
         || t.is_any(&SKIP_VERBS)
 }
 
@@ -781,7 +782,7 @@ fn object(s: &Sent, i: usize, max: usize) -> Option<(usize, String)> {
     while s.is_any(k, &OBJECT_DETERMINERS) || s.is(k, "lot") && s.is(k + 1, "of") {
         k += 1;
     }
-    if s.is_any(k, &["go", "going"]) && s.tok(k + 1).is_some_and(|t| t.lower.ends_with("ing")) {
+    if s.is_any(k, &["go", "going"]) && s.tok(k + 1).is_some_and(|t| t.lower().ends_with("ing")) {
         k += 1;
     }
     let mut words: Vec<String> = Vec::new();
@@ -802,18 +803,18 @@ fn object(s: &Sent, i: usize, max: usize) -> Option<(usize, String)> {
                     if n.word
                         && !n.is_any(&OBJECT_END)
                         && !n.is_any(&FUNCTION_WORD_SET)
-                        && !n.lower.ends_with("ed")
-                        && !crate::extractor::temporal::is_past_verb(&n.lower)
+                        && !n.lower().ends_with("ed")
+                        && !crate::extractor::temporal::is_past_verb(n.lower())
                         && words.len() + 2 <= max =>
                 {
-                    words.push(t.lower.clone());
+                    words.push(t.lower().to_owned());
                     k = m;
                     continue;
                 }
                 _ => break,
             }
         }
-        if t.lower == "of" {
+        if t.lower() == "of" {
             if words.is_empty() {
                 k += 1;
                 continue;
@@ -826,12 +827,12 @@ fn object(s: &Sent, i: usize, max: usize) -> Option<(usize, String)> {
             continue;
         }
         // `a place to open my dance studio`.
-        if t.lower == "to"
+        if t.lower() == "to"
             && !words.is_empty()
             && attached < ATTACHED_MAX
             && words.len() + 3 <= max
             && s.tok(k + 1)
-                .is_some_and(|v| lexical_tok(v) && !v.lower.ends_with("ing"))
+                .is_some_and(|v| lexical_tok(v) && !v.lower().ends_with("ing"))
             && let Some((end, vp)) = verb_object(s, k + 1)
         {
             words.push("to".to_owned());
@@ -857,12 +858,12 @@ fn object(s: &Sent, i: usize, max: usize) -> Option<(usize, String)> {
                 break;
             }
             attached += 1;
-            words.push(t.lower.clone());
+            words.push(t.lower().to_owned());
             k = m;
             continue;
         }
         // `for ten years`: a count before a time unit ends the object.
-        if (t.is_any(NUMBERS) || t.lower.chars().all(|c| c.is_ascii_digit()))
+        if (t.is_any(NUMBERS) || t.lower().chars().all(|c| c.is_ascii_digit()))
             && s.is_any(k + 1, &OBJECT_END)
         {
             break;
@@ -878,7 +879,7 @@ fn object(s: &Sent, i: usize, max: usize) -> Option<(usize, String)> {
         words.push(if t.is_name_word() {
             t.text.clone()
         } else {
-            t.lower.clone()
+            t.lower().to_owned()
         });
         k += 1;
     }
@@ -992,7 +993,7 @@ fn day_number(w: &str) -> bool {
 /// never a modal verb.
 fn date_at(s: &Sent, m: usize) -> bool {
     let m = if s.is_any(m, &WEEKDAYS) { m + 1 } else { m };
-    let day = |j: usize| s.tok(j).is_some_and(|t| t.word && day_number(&t.lower));
+    let day = |j: usize| s.tok(j).is_some_and(|t| t.word && day_number(t.lower()));
     (day(m) && s.is_any(m + 1, &MONTHS))
         || (s.is_any(m, &MONTHS) && s.tok(m).is_some_and(|t| t.upper))
 }

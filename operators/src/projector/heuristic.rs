@@ -630,8 +630,8 @@ impl Words for WordSet {
 struct Tok {
     /// As written (apostrophes normalized to `'`).
     text: String,
-    /// Lowercase.
-    lower: String,
+    /// Lowercase, when it differs from `text` (see [`Tok::lower`]).
+    lowered: Option<String>,
     /// Length of [`Tok::base`], a prefix of `text`.
     base_len: usize,
     /// A word (else punctuation).
@@ -646,18 +646,22 @@ struct Tok {
 
 impl Tok {
     fn word(text: String) -> Self {
-        // An ASCII word lowercases byte by byte (the same string).
-        let lower = if text.is_ascii() {
-            text.to_ascii_lowercase()
+        // An ASCII word lowercases byte by byte (the same string); most
+        // words are written in lowercase and keep no second copy.
+        let lowered = if text.is_ascii() {
+            text.bytes()
+                .any(|b| b.is_ascii_uppercase())
+                .then(|| text.to_ascii_lowercase())
         } else {
-            text.to_lowercase()
+            Some(text.to_lowercase()).filter(|lower| *lower != text)
         };
+        let lower = lowered.as_deref().unwrap_or(&text);
         let stripped = text
             .strip_suffix("'s")
             .or_else(|| text.strip_suffix("'S"))
             .filter(|b| !b.is_empty());
         // `it's`, `he's`, `she's`, `let's`… are contractions, not possessives.
-        let possessive = stripped.is_some() && !STOP_WORD_SET.contains(&lower);
+        let possessive = stripped.is_some() && !STOP_WORD_SET.contains(lower);
         let upper = text.chars().next().is_some_and(char::is_uppercase);
         let base = match stripped {
             Some(base) if possessive => base,
@@ -666,13 +670,13 @@ impl Tok {
         // The base of a word that is no possessive is the word, whose
         // lowercase is `lower`: only a possessive's is folded again.
         let name_word = upper
-            && !STOP_WORD_SET.contains(&lower)
+            && !STOP_WORD_SET.contains(lower)
             && (!possessive || !STOP_WORD_SET.contains(&base.to_lowercase()));
         let base_len = base.len();
         Self {
             base_len,
             text,
-            lower,
+            lowered,
             word: true,
             upper,
             possessive,
@@ -683,7 +687,7 @@ impl Tok {
     fn punct(c: char) -> Self {
         let text = c.to_string();
         Self {
-            lower: text.clone(),
+            lowered: None,
             base_len: text.len(),
             text,
             word: false,
@@ -693,13 +697,18 @@ impl Tok {
         }
     }
 
+    /// Lowercase.
+    fn lower(&self) -> &str {
+        self.lowered.as_deref().unwrap_or(&self.text)
+    }
+
     /// Without a possessive `'s`.
     fn base(&self) -> &str {
         self.text.get(..self.base_len).unwrap_or(&self.text)
     }
 
     fn is_any(&self, words: &(impl Words + ?Sized)) -> bool {
-        self.word && words.has(&self.lower)
+        self.word && words.has(self.lower())
     }
 
     /// A word written with a capital that is no stop word (nor is its
@@ -709,7 +718,7 @@ impl Tok {
     }
 
     fn negates(&self) -> bool {
-        self.is_any(NEGATIONS) || (self.word && self.lower.ends_with("n't"))
+        self.is_any(NEGATIONS) || (self.word && self.lower().ends_with("n't"))
     }
 }
 
@@ -756,30 +765,64 @@ fn tokenize(text: &str, split: bool) -> Vec<Sent> {
             written.to_owned()
         })
     };
-    let mut chars = text.char_indices().peekable();
+    let bytes = text.as_bytes();
+    let char_at = |at: usize| text.get(at..).and_then(|rest| rest.chars().next());
     let mut out = Vec::new();
     let mut toks: Vec<Tok> = Vec::new();
     let mut word: Option<Word> = None;
-    let mut previous: Option<char> = None;
-    while let Some((at, raw)) = chars.next() {
-        let c = normalized(raw);
-        let joins = c.is_alphanumeric()
-            || (matches!(c, '\'' | '-' | '_' | '.' | '&')
-                && previous.is_some_and(char::is_alphanumeric)
-                && chars.peek().is_some_and(|&(_, n)| n.is_alphanumeric()))
-            || (matches!(c, '+' | '#') && word.is_some());
-        previous = Some(c);
-        if joins {
-            let end = at + raw.len_utf8();
+    // Whether the previous character is a letter or digit.
+    let mut previous_alphanumeric = false;
+    let mut at = 0;
+    while let Some(&byte) = bytes.get(at) {
+        // A run of ASCII letters and digits joins the word as it is.
+        if byte.is_ascii_alphanumeric() {
+            let run = bytes
+                .get(at..)
+                .unwrap_or_default()
+                .iter()
+                .take_while(|b| b.is_ascii_alphanumeric())
+                .count();
+            let end = at + run;
             match &mut word {
-                Some(w) => {
-                    w.end = end;
-                    w.changed |= c != raw;
-                }
+                Some(w) => w.end = end,
                 None => {
                     word = Some(Word {
                         start: at,
                         end,
+                        changed: false,
+                    });
+                }
+            }
+            previous_alphanumeric = true;
+            at = end;
+            continue;
+        }
+        let raw = if byte.is_ascii() {
+            char::from(byte)
+        } else {
+            let Some(raw) = char_at(at) else { break };
+            raw
+        };
+        let c = normalized(raw);
+        let start = at;
+        let after = at + raw.len_utf8();
+        let joins = c.is_alphanumeric()
+            || (matches!(c, '\'' | '-' | '_' | '.' | '&')
+                && previous_alphanumeric
+                && char_at(after).is_some_and(char::is_alphanumeric))
+            || (matches!(c, '+' | '#') && word.is_some());
+        previous_alphanumeric = c.is_alphanumeric();
+        at = after;
+        if joins {
+            match &mut word {
+                Some(w) => {
+                    w.end = after;
+                    w.changed |= c != raw;
+                }
+                None => {
+                    word = Some(Word {
+                        start,
+                        end: after,
                         changed: c != raw,
                     });
                 }
@@ -844,11 +887,11 @@ impl Sent {
 
     fn lower(&self, i: usize) -> &str {
         self.tok(i)
-            .map_or("", |t| if t.word { &t.lower } else { "" })
+            .map_or("", |t| if t.word { t.lower() } else { "" })
     }
 
     fn is(&self, i: usize, word: &str) -> bool {
-        self.tok(i).is_some_and(|t| t.word && t.lower == word)
+        self.tok(i).is_some_and(|t| t.word && t.lower() == word)
     }
 
     fn is_any(&self, i: usize, words: &(impl Words + ?Sized)) -> bool {
@@ -999,7 +1042,7 @@ impl Sent {
         while words.len() < max {
             match self.tok(k) {
                 Some(t) if t.word && !t.is_any(PHRASE_END) => {
-                    words.push(t.lower.clone());
+                    words.push(t.lower().to_owned());
                     k += 1;
                 }
                 _ => break,
@@ -1019,7 +1062,7 @@ fn finite_verb(t: &Tok) -> bool {
     t.is_any(&[
         "is", "was", "has", "had", "moved", "went", "lived", "worked", "got", "said", "will",
         "would", "can", "and", "just", "also", "loved", "started", "joined", "visited", "left",
-    ]) || (t.word && t.lower.len() >= 4 && t.lower.ends_with('s') && !t.lower.ends_with("ss"))
+    ]) || (t.word && t.lower().len() >= 4 && t.lower().ends_with('s') && !t.lower().ends_with("ss"))
 }
 
 // ---------------------------------------------------------------------------
@@ -1424,7 +1467,7 @@ impl EventCtx<'_> {
         if words().any(|t| t.is_any(PAST_MARKERS)) {
             return When::Past;
         }
-        let planned = words().any(|t| t.is_any(PLAN_MARKERS) || t.lower.ends_with("'ll"))
+        let planned = words().any(|t| t.is_any(PLAN_MARKERS) || t.lower().ends_with("'ll"))
             || clause
                 .clone()
                 .any(|k| s.is(k, "going") && s.is(k + 1, "to"));

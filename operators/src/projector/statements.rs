@@ -365,17 +365,17 @@ fn np_at(s: &Sent, i: usize, max: usize) -> Option<(usize, String)> {
         match s.tok(k) {
             Some(t) if t.word && !t.is_any(&NP_END) => {
                 // `of` joins two nouns (`a collection of books`).
-                if t.lower == "of" && words.is_empty() {
+                if t.lower() == "of" && words.is_empty() {
                     break;
                 }
                 words.push(if t.is_name_word() {
                     t.text.clone()
                 } else {
-                    t.lower.clone()
+                    t.lower().to_owned()
                 });
                 k += 1;
             }
-            Some(t) if t.word && t.lower == "of" && !words.is_empty() => {
+            Some(t) if t.word && t.lower() == "of" && !words.is_empty() => {
                 words.push("of".to_owned());
                 k += 1;
             }
@@ -392,7 +392,7 @@ fn verb_np_at(s: &Sent, i: usize) -> Option<String> {
     if verb.is_any(&FUNCTION_WORD_SET) {
         return None;
     }
-    np_at(s, i + 1, 4).map(|(_, np)| format!("{} {np}", verb.lower))
+    np_at(s, i + 1, 4).map(|(_, np)| format!("{} {np}", verb.lower()))
 }
 
 /// The subject of the verb at `i` when it is a person (the speaker or a
@@ -657,7 +657,7 @@ fn triggered_matchers(s: &Sent) -> u32 {
     s.toks
         .iter()
         .filter(|t| t.word)
-        .filter_map(|t| triggers.get(packed(&t.lower)?))
+        .filter_map(|t| triggers.get(packed(t.lower())?))
         .fold(0, |mask, bits| mask | bits)
 }
 
@@ -798,7 +798,7 @@ fn match_plans(ctx: &mut EventCtx, b: &mut Builder, s: &mut Sent) {
             continue;
         }
         let v = i + 2;
-        let value = if s.tok(v).is_some_and(|t| t.lower.ends_with("ing"))
+        let value = if s.tok(v).is_some_and(|t| t.lower().ends_with("ing"))
             || key == "plans" && w == "forward"
         {
             np_at(s, v, 4).map(|(_, np)| np)
@@ -919,7 +919,7 @@ fn match_health(ctx: &mut EventCtx, b: &mut Builder, s: &mut Sent) {
                 .tok(i + 2)
                 .filter(|t| t.word && !t.is_any(&FUNCTION_WORD_SET))
             {
-                let value = format!("{w} {}", part.lower);
+                let value = format!("{w} {}", part.lower());
                 let who = subject(ctx, s, i);
                 set_fact(ctx, b, who, "health", value);
             }
