@@ -117,11 +117,11 @@ pub fn ingest(
     };
     match on_invalid {
         OnInvalid::Refuse => {
-            let expected = validate(Some(store), None, source, progress)?;
+            let checked = validate(Some(store), None, source, progress)?;
             catch_up(store, options, progress)?;
             runtime::run(store, &runtime, progress, |feeder| {
-                feeder.reader.expected = expected;
-                store_pass(source, feeder)
+                feeder.reader.expected = checked.items;
+                store_pass(source, &checked.repeated, feeder)
             })
         }
         OnInvalid::Quarantine(rejects) => {
@@ -145,23 +145,33 @@ pub fn ingest_into(
 ) -> Result<(), IngestError> {
     match on_invalid {
         OnInvalid::Refuse => {
-            let expected = validate(None, Some(&mut *sink), source, progress)?;
-            sink.counters().expected = expected;
-            store_pass(source, sink)
+            let checked = validate(None, Some(&mut *sink), source, progress)?;
+            sink.counters().expected = checked.items;
+            store_pass(source, &checked.repeated, sink)
         }
         OnInvalid::Quarantine(rejects) => quarantine_pass(None, source, rejects, sink),
     }
 }
 
+/// What the refuse policy's first pass found in a valid input.
+struct Checked {
+    /// Items read.
+    items: u64,
+    /// Keys ([`message_key`]) of the messages the input holds more than once
+    /// (with the same content): the storing pass keeps the first of each.
+    /// Usually empty, so that pass remembers no key of the others: its
+    /// memory does not grow with the input.
+    repeated: HashSet<u128>,
+}
+
 /// The refuse policy's first pass: every item read and checked (against
 /// the store, or the sink's log); any problem refuses the whole input.
-/// Returns the number of items.
 fn validate(
     store: Option<&Store>,
     mut sink: Option<&mut dyn LogSink>,
     source: &dyn Source,
     progress: &mut dyn FnMut(&IngestStats),
-) -> Result<u64, IngestError> {
+) -> Result<Checked, IngestError> {
     let mut validator = Validator::default();
     let mut errors = Vec::new();
     let mut total = 0u64;
@@ -195,12 +205,20 @@ fn validate(
         return Err(IngestError::Refused { errors, total });
     }
     tracing::info!(items = checked.expected, "input validated");
-    Ok(checked.expected)
+    Ok(Checked {
+        items: checked.expected,
+        repeated: validator.repeated_keys,
+    })
 }
 
 /// The refuse policy's storing pass: the first pass found no conflict, so
-/// this only skips repeats, by key (and what the sink's log holds).
-fn store_pass(source: &dyn Source, sink: &mut dyn LogSink) -> Result<(), IngestError> {
+/// this only skips repeats, by key: the later occurrences of the `repeated`
+/// keys (and what the sink's log holds).
+fn store_pass(
+    source: &dyn Source,
+    repeated: &HashSet<u128>,
+    sink: &mut dyn LogSink,
+) -> Result<(), IngestError> {
     sink.counters().stage = "ingest";
     let mut seen: HashSet<u128> = HashSet::new();
     for item in source.items()? {
@@ -215,9 +233,12 @@ fn store_pass(source: &dyn Source, sink: &mut dyn LogSink) -> Result<(), IngestE
             }
         };
         sink.counters().read += 1;
-        if !seen.insert(message_key(&input)) {
-            sink.counters().already_stored += 1;
-            continue;
+        if !repeated.is_empty() {
+            let key = message_key(&input);
+            if repeated.contains(&key) && !seen.insert(key) {
+                sink.counters().already_stored += 1;
+                continue;
+            }
         }
         sink.accept(input)?;
     }
@@ -322,6 +343,8 @@ struct Validator {
     /// The last checked input repeats an earlier one of the input (same
     /// content): the runtime skips it.
     repeated: bool,
+    /// The keys of every input repeated so far.
+    repeated_keys: HashSet<u128>,
 }
 
 impl Validator {
@@ -359,6 +382,7 @@ impl Validator {
                 )));
             }
             self.repeated = true;
+            self.repeated_keys.insert(key);
             return Ok(Ok(()));
         }
         let Some(store) = store else {

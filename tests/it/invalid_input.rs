@@ -138,6 +138,36 @@ fn a_changed_message_with_a_stored_id_is_refused() {
 }
 
 #[test]
+fn a_message_repeated_in_the_input_is_stored_once_under_both_policies() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("in.jsonl");
+    // `m0` three times with the same content, among other messages.
+    write_lines(
+        &file,
+        &[
+            line("t", "m0", "user", "hello", 0),
+            line("t", "m1", "assistant", "hi", 1),
+            line("t", "m0", "user", "hello", 0),
+            line("u", "m0", "user", "another thread", 2),
+            line("t", "m0", "user", "hello", 0),
+            line("t", "m2", "user", "bye", 3),
+        ],
+    );
+    let rejects = dir.path().join("rejects.jsonl");
+    for policy in [&[][..], &["--skip-invalid", rejects.to_str().unwrap()][..]] {
+        let data = dir.path().join(format!("data-{}", policy.len()));
+        let mut args = vec!["ingest", file.to_str().unwrap(), "--no-derive"];
+        args.extend(policy);
+        let out = ok(&data, &args);
+        assert!(
+            out.contains("stored 4 new messages (2 already stored)"),
+            "{policy:?}: {out}"
+        );
+        assert_eq!(stats(&data)["messages"], 4, "{policy:?}");
+    }
+}
+
+#[test]
 fn a_missing_file_is_one_clear_line() {
     let dir = tempfile::tempdir().unwrap();
     let out = run(dir.path(), &["ingest", "/nonexistent/file.jsonl"]);
