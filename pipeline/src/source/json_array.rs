@@ -187,19 +187,32 @@ impl<R: BufRead> ArrayScanner<R> {
                 )));
             }
             let mut end = None;
-            for (i, &b) in buf.iter().enumerate() {
+            let mut i = 0;
+            while let Some(&b) = buf.get(i) {
                 if in_string {
                     if escaped {
                         escaped = false;
-                    } else if b == b'\\' {
+                        i += 1;
+                        continue;
+                    }
+                    // Most of a conversation is the text of its strings:
+                    // skip to the next quote or backslash at once.
+                    let rest = buf.get(i..).unwrap_or_default();
+                    let Some(k) = memchr::memchr2(b'"', b'\\', rest) else {
+                        // The string goes on past this buffer.
+                        break;
+                    };
+                    i += k;
+                    if buf.get(i) == Some(&b'\\') {
                         escaped = true;
-                    } else if b == b'"' {
+                    } else {
                         in_string = false;
                         if depth == 0 {
                             end = Some(i + 1);
                             break;
                         }
                     }
+                    i += 1;
                     continue;
                 }
                 match b {
@@ -229,6 +242,7 @@ impl<R: BufRead> ArrayScanner<R> {
                     }
                     _ => started = true,
                 }
+                i += 1;
             }
             match end {
                 Some(0) if out.is_empty() => {
@@ -289,6 +303,46 @@ mod tests {
         }
         assert_eq!(all(b"[]", 1).unwrap(), Vec::<String>::new());
         assert_eq!(all(b" [ ] ", 1).unwrap(), Vec::<String>::new());
+    }
+
+    /// A JSON value whose strings are dense in what the scanner reads:
+    /// quotes, backslashes, brackets, commas, spaces.
+    fn json_value() -> impl proptest::strategy::Strategy<Value = serde_json::Value> {
+        use proptest::prelude::*;
+        let text = "[a\"\\\\\\[\\]{}, :é😀\n]{0,12}";
+        let leaf = prop_oneof![
+            Just(serde_json::Value::Null),
+            any::<bool>().prop_map(serde_json::Value::Bool),
+            any::<i32>().prop_map(serde_json::Value::from),
+            text.prop_map(serde_json::Value::String),
+        ];
+        leaf.prop_recursive(3, 24, 4, move |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..4).prop_map(serde_json::Value::Array),
+                proptest::collection::btree_map(text, inner, 0..4)
+                    .prop_map(|m| serde_json::Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        /// Any array of any values, compact or pretty, read through any
+        /// buffer size: the elements as written.
+        #[test]
+        fn elements_are_the_values_as_written(
+            values in proptest::collection::vec(json_value(), 0..5),
+            pretty: bool,
+            buffer in 1usize..40,
+        ) {
+            let write = |v: &serde_json::Value| if pretty {
+                serde_json::to_string_pretty(v).unwrap()
+            } else {
+                serde_json::to_string(v).unwrap()
+            };
+            let written: Vec<String> = values.iter().map(write).collect();
+            let text = format!("[{}]", written.join(if pretty { ",\n  " } else { "," }));
+            proptest::prop_assert_eq!(all(text.as_bytes(), buffer).unwrap(), written);
+        }
     }
 
     #[test]
