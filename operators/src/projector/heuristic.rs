@@ -767,8 +767,10 @@ fn tokenize(text: &str, split: bool) -> Vec<Sent> {
     };
     let bytes = text.as_bytes();
     let char_at = |at: usize| text.get(at..).and_then(|rest| rest.chars().next());
-    let mut out = Vec::new();
-    let mut toks: Vec<Tok> = Vec::new();
+    // One sentence of the shared splitter is one `Sent`: room for its
+    // tokens at once (about one per four bytes) spares the vector's growth.
+    let mut out = Vec::with_capacity(usize::from(!split));
+    let mut toks: Vec<Tok> = Vec::with_capacity(if split { 0 } else { text.len() / 4 + 1 });
     let mut word: Option<Word> = None;
     // Whether the previous character is a letter or digit.
     let mut previous_alphanumeric = false;
