@@ -294,7 +294,7 @@ fn possessed_after(ctx: &EventCtx, b: &mut Builder, s: &Sent) {
             .iter()
             .map(|t| {
                 if t.is_name_word() {
-                    t.text.clone()
+                    t.text.clone().into_owned()
                 } else {
                     t.lower().to_owned()
                 }
@@ -385,7 +385,7 @@ fn about_me_clause(ctx: &EventCtx, b: &mut Builder, s: &Sent, who: &Key, start: 
                 || ctx.person(&t.text).is_some()
                 || t.text.chars().skip(1).any(char::is_uppercase));
         words.push(if keep_case {
-            t.text.clone()
+            t.text.clone().into_owned()
         } else {
             t.lower().to_owned()
         });
@@ -877,7 +877,7 @@ fn object(s: &Sent, i: usize, max: usize) -> Option<(usize, String)> {
             break;
         }
         words.push(if t.is_name_word() {
-            t.text.clone()
+            t.text.clone().into_owned()
         } else {
             t.lower().to_owned()
         });

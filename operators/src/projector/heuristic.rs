@@ -143,6 +143,7 @@
 //! [`crate::validate::retain_anchored_edges`] drop anything that would fail the acceptance
 //! rule of spec §10.2.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
 
@@ -230,7 +231,7 @@ enum Splitter {
 }
 
 impl Splitter {
-    fn sentences(self, text: &str) -> Vec<Sent> {
+    fn sentences(self, text: &str) -> Vec<Sent<'_>> {
         match self {
             Self::V1 => sentences(text),
             Self::Shared => strataflow_text::sentences::split(text)
@@ -627,9 +628,10 @@ impl Words for WordSet {
 }
 
 #[derive(Clone, Debug)]
-struct Tok {
-    /// As written (apostrophes normalized to `'`).
-    text: String,
+struct Tok<'a> {
+    /// As written (apostrophes normalized to `'`): borrowed from the quote
+    /// unless normalizing changed it.
+    text: Cow<'a, str>,
     /// Lowercase, when it differs from `text` (see [`Tok::lower`]).
     lowered: Option<String>,
     /// Length of [`Tok::base`], a prefix of `text`.
@@ -644,8 +646,8 @@ struct Tok {
     name_word: bool,
 }
 
-impl Tok {
-    fn word(text: String) -> Self {
+impl<'a> Tok<'a> {
+    fn word(text: Cow<'a, str>) -> Self {
         // An ASCII word lowercases byte by byte (the same string); most
         // words are written in lowercase and keep no second copy.
         let lowered = if text.is_ascii() {
@@ -653,7 +655,7 @@ impl Tok {
                 .any(|b| b.is_ascii_uppercase())
                 .then(|| text.to_ascii_lowercase())
         } else {
-            Some(text.to_lowercase()).filter(|lower| *lower != text)
+            Some(text.to_lowercase()).filter(|lower| *lower != *text)
         };
         let lower = lowered.as_deref().unwrap_or(&text);
         let stripped = text
@@ -665,7 +667,7 @@ impl Tok {
         let upper = text.chars().next().is_some_and(char::is_uppercase);
         let base = match stripped {
             Some(base) if possessive => base,
-            _ => text.as_str(),
+            _ => &*text,
         };
         // The base of a word that is no possessive is the word, whose
         // lowercase is `lower`: only a possessive's is folded again.
@@ -685,7 +687,18 @@ impl Tok {
     }
 
     fn punct(c: char) -> Self {
-        let text = c.to_string();
+        // The marks [`tokenize`] keeps, without an allocation each.
+        let text = match c {
+            ',' => Cow::Borrowed(","),
+            ';' => Cow::Borrowed(";"),
+            ':' => Cow::Borrowed(":"),
+            '(' => Cow::Borrowed("("),
+            ')' => Cow::Borrowed(")"),
+            '"' => Cow::Borrowed("\""),
+            '-' => Cow::Borrowed("-"),
+            '/' => Cow::Borrowed("/"),
+            c => Cow::Owned(c.to_string()),
+        };
         Self {
             lowered: None,
             base_len: text.len(),
@@ -729,14 +742,14 @@ impl Tok {
 ///
 /// Frozen: the sentences of `heuristic-projector@1` (it splits "Dr. Patel"
 /// at the `.`); do not change. Version 2 uses [`sentence_tokens`].
-fn sentences(text: &str) -> Vec<Sent> {
+fn sentences(text: &str) -> Vec<Sent<'_>> {
     tokenize(text, true)
 }
 
 /// The tokens of one sentence of the shared splitter, as one [`Sent`] (none
 /// when it has no token): the words and punctuation of [`sentences`], where
 /// `.`, `!`, `?`, `…` and line breaks end nothing and are dropped.
-fn sentence_tokens(sentence: &str) -> Option<Sent> {
+fn sentence_tokens(sentence: &str) -> Option<Sent<'_>> {
     let mut sents = tokenize(sentence, false);
     debug_assert!(sents.len() <= 1);
     sents.pop()
@@ -744,7 +757,7 @@ fn sentence_tokens(sentence: &str) -> Option<Sent> {
 
 /// [`sentences`]' word and punctuation rules; with `split`, `.`, `!`, `?`,
 /// `…` and line breaks end a sentence, else they are dropped.
-fn tokenize(text: &str, split: bool) -> Vec<Sent> {
+fn tokenize(text: &str, split: bool) -> Vec<Sent<'_>> {
     let normalized = |c: char| match c {
         '’' | '‘' | '`' => '\'',
         '“' | '”' => '"',
@@ -760,9 +773,9 @@ fn tokenize(text: &str, split: bool) -> Vec<Sent> {
     let take = |word: Word| {
         let written = text.get(word.start..word.end).unwrap_or_default();
         Tok::word(if word.changed {
-            written.chars().map(normalized).collect()
+            Cow::Owned(written.chars().map(normalized).collect())
         } else {
-            written.to_owned()
+            Cow::Borrowed(written)
         })
     };
     let bytes = text.as_bytes();
@@ -862,15 +875,15 @@ struct Span {
 }
 
 #[derive(Debug)]
-struct Sent {
-    toks: Vec<Tok>,
+struct Sent<'a> {
+    toks: Vec<Tok<'a>>,
     claimed: Vec<bool>,
     /// [`Sent::is_separator`] of each token, computed on the first call.
     separators: std::cell::OnceCell<Vec<bool>>,
 }
 
-impl Sent {
-    fn new(toks: Vec<Tok>) -> Self {
+impl<'a> Sent<'a> {
+    fn new(toks: Vec<Tok<'a>>) -> Self {
         let claimed = vec![false; toks.len()];
         Self {
             toks,
@@ -883,7 +896,7 @@ impl Sent {
         self.toks.len()
     }
 
-    fn tok(&self, i: usize) -> Option<&Tok> {
+    fn tok(&self, i: usize) -> Option<&Tok<'a>> {
         self.toks.get(i)
     }
 
@@ -974,7 +987,7 @@ impl Sent {
                 Some(t) if t.is_any(NAME_CONNECTORS) || (!t.word && t.text == "&") => {
                     match self.tok(end + 1) {
                         Some(next) if next.is_name_word() => {
-                            words.push(t.text.clone());
+                            words.push(t.text.clone().into_owned());
                             words.push(next.base().to_owned());
                             closed = next.possessive;
                             end += 2;
@@ -995,7 +1008,7 @@ impl Sent {
             });
             if let Some(ext) = ext {
                 if let (Some(last), Some(t)) = (words.last_mut(), self.tok(end - 1)) {
-                    last.clone_from(&t.text);
+                    (*t.text).clone_into(last);
                 }
                 words.push(ext.text);
                 end = ext.end;
@@ -1982,7 +1995,7 @@ fn object_values(s: &Sent, i: usize) -> Option<Vec<String>> {
             continue;
         }
         if let Some(last) = parts.last_mut() {
-            last.push(t.text.clone());
+            last.push(t.text.clone().into_owned());
         }
     }
     let mut values = Vec::new();
@@ -2620,7 +2633,7 @@ mod tests {
 
     /// The first form of [`tokenize`] (over a vector of characters): the
     /// reference the one that reads byte spans must agree with.
-    fn tokenize_by_chars(text: &str, split: bool) -> Vec<Sent> {
+    fn tokenize_by_chars(text: &str, split: bool) -> Vec<Sent<'_>> {
         let chars: Vec<char> = text
             .chars()
             .map(|c| match c {
@@ -2647,7 +2660,7 @@ mod tests {
                 continue;
             }
             if !word.is_empty() {
-                toks.push(Tok::word(std::mem::take(&mut word)));
+                toks.push(Tok::word(Cow::Owned(std::mem::take(&mut word))));
             }
             match c {
                 '.' | '!' | '?' | '\n' | '…' if split && !toks.is_empty() => {
@@ -2660,7 +2673,7 @@ mod tests {
             }
         }
         if !word.is_empty() {
-            toks.push(Tok::word(word));
+            toks.push(Tok::word(Cow::Owned(word)));
         }
         if !toks.is_empty() {
             out.push(Sent::new(toks));

@@ -369,7 +369,7 @@ fn np_at(s: &Sent, i: usize, max: usize) -> Option<(usize, String)> {
                     break;
                 }
                 words.push(if t.is_name_word() {
-                    t.text.clone()
+                    t.text.clone().into_owned()
                 } else {
                     t.lower().to_owned()
                 });
