@@ -686,19 +686,7 @@ impl<'a> Tok<'a> {
         }
     }
 
-    fn punct(c: char) -> Self {
-        // The marks [`tokenize`] keeps, without an allocation each.
-        let text = match c {
-            ',' => Cow::Borrowed(","),
-            ';' => Cow::Borrowed(";"),
-            ':' => Cow::Borrowed(":"),
-            '(' => Cow::Borrowed("("),
-            ')' => Cow::Borrowed(")"),
-            '"' => Cow::Borrowed("\""),
-            '-' => Cow::Borrowed("-"),
-            '/' => Cow::Borrowed("/"),
-            c => Cow::Owned(c.to_string()),
-        };
+    fn punct(text: Cow<'a, str>) -> Self {
         Self {
             lowered: None,
             base_len: text.len(),
@@ -852,7 +840,11 @@ fn tokenize(text: &str, split: bool) -> Vec<Sent<'_>> {
                 out.push(Sent::new(std::mem::take(&mut toks)));
             }
             ',' | ';' | ':' | '(' | ')' | '"' | '-' | '—' | '–' | '/' | '[' | ']' => {
-                toks.push(Tok::punct(c));
+                // Borrowed from the text unless normalizing changed it.
+                let written = text.get(start..after).filter(|_| c == raw);
+                toks.push(Tok::punct(
+                    written.map_or_else(|| Cow::Owned(c.to_string()), Cow::Borrowed),
+                ));
             }
             _ => {}
         }
@@ -2667,7 +2659,7 @@ mod tests {
                     out.push(Sent::new(std::mem::take(&mut toks)));
                 }
                 ',' | ';' | ':' | '(' | ')' | '"' | '-' | '—' | '–' | '/' | '[' | ']' => {
-                    toks.push(Tok::punct(c));
+                    toks.push(Tok::punct(Cow::Owned(c.to_string())));
                 }
                 _ => {}
             }
