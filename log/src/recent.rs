@@ -8,7 +8,7 @@
 //!   most [`RECENT_MESSAGES`]: the parents a backfill cites from earlier
 //!   batches (a block's messages, an event's sources) are found here
 //!   instead of in the `ids` keyspace (the other parents are in the same
-//!   batch). A generation covers the messages of 20,000 threads interleaved
+//!   batch). A generation covers the messages of 18,000 threads interleaved
 //!   25 deep.
 //! - **Thread heads** of the threads advanced lately (at most
 //!   [`RECENT_HEADS`]), taken in after each commit, so a cached head is the
@@ -26,8 +26,11 @@ use std::hash::{Hash, Hasher};
 use crate::head::ThreadHead;
 use crate::id::RecordId;
 
-/// Message ids per generation.
-const RECENT_MESSAGES: usize = 1 << 19;
+/// Message ids per generation: 7/8 of 2^19, the most a hash table of 2^19
+/// buckets holds before it doubles (hashbrown's load factor), so a full
+/// generation takes about 21 MB (2^19 × 41 bytes) instead of twice that
+/// for its last eighth.
+const RECENT_MESSAGES: usize = (1 << 19) / 8 * 7;
 
 /// Thread heads kept (emptied when full).
 const RECENT_HEADS: usize = 1 << 16;
@@ -82,7 +85,11 @@ impl Recent {
         external: impl Iterator<Item = impl AsRef<[u8]>>,
     ) {
         if self.current.len() + messages.len() > RECENT_MESSAGES {
+            // The old previous generation is freed before the new one is
+            // reserved at its full size (no doubling on the way up: a
+            // writer that filled one generation fills the next).
             self.previous = std::mem::take(&mut self.current);
+            self.current.reserve(RECENT_MESSAGES);
         }
         self.current.extend(messages.iter().copied());
         if self.heads.len() + heads.len() > RECENT_HEADS {
@@ -198,5 +205,39 @@ mod tests {
         assert!(!r.surely_new_external(b"born", b"born\0m1"));
         assert!(r.surely_new_external(b"born", b"born\0m2"));
         assert!(!r.surely_new_external(b"old", b"old\0m2"));
+    }
+
+    #[test]
+    fn a_generation_fills_one_table_size_and_the_last_two_answer() {
+        let id = |i: u64| {
+            let mut bytes = [0u8; 32];
+            bytes[..8].copy_from_slice(&i.to_le_bytes());
+            RecordId(bytes)
+        };
+        let mut r = Recent::default();
+        let batch = 4096u64;
+        let total = (3 * RECENT_MESSAGES) as u64;
+        let mut next = 0u64;
+        while next < total {
+            let messages: Vec<(RecordId, u64)> = (next..next + batch).map(|i| (id(i), i)).collect();
+            r.remember(
+                &messages,
+                &BTreeMap::new(),
+                &[],
+                std::iter::empty::<&[u8]>(),
+            );
+            next += batch;
+            // Never past the table a generation is sized for (a doubling
+            // would take twice the memory for the last eighth).
+            assert!(r.current.capacity() <= RECENT_MESSAGES, "at {next}");
+            assert!(r.previous.capacity() <= RECENT_MESSAGES, "at {next}");
+        }
+        assert_eq!(r.get(&id(next - 1)), Some(&(next - 1)));
+        // The oldest of the two generations kept still answers; what came
+        // before them is forgotten (a cache: the lookup goes to the index).
+        let kept = r.current.len() + r.previous.len();
+        assert!(kept > RECENT_MESSAGES);
+        assert_eq!(r.get(&id(next - kept as u64)), Some(&(next - kept as u64)));
+        assert_eq!(r.get(&id(next - kept as u64 - 1)), None);
     }
 }
