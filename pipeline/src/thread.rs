@@ -327,3 +327,89 @@ impl ThreadState {
         Ok(out)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use strataflow_log::Durability;
+    use strataflow_log::record::Role;
+    use strataflow_log::time::SourceTime;
+    use strataflow_operators::profile::{Profile, Registry};
+
+    use super::*;
+    use crate::source::Location;
+
+    const SENTENCES: [&str; 6] = [
+        "I went to Lisbon with my sister Ana yesterday.",
+        "We are moving to Porto next month, I start at Northwind on Monday.",
+        "My dog Rex hurt his leg last week, so we saw the vet on Friday.",
+        "Priya and I decided to use ClickHouse for the metrics project.",
+        "I ran a half marathon in Sintra two days ago and it was hard.",
+        "Tomorrow I will visit my parents in Braga for the weekend.",
+    ];
+
+    fn input(n: usize) -> MessageInput {
+        MessageInput {
+            location: Location {
+                file: "t.jsonl".into(),
+                line: Some(n + 1),
+                path: None,
+            },
+            tenant: "x".into(),
+            thread: "t".into(),
+            external_id: format!("m{n}"),
+            role: if n.is_multiple_of(2) {
+                Role::User
+            } else {
+                Role::Assistant
+            },
+            speaker: None,
+            content: format!("{} (note {n})", SENTENCES[n % SENTENCES.len()]),
+            tool_calls: Vec::new(),
+            time: SourceTime {
+                utc_ms: 1_700_000_000_000 + i64::try_from(n).unwrap() * 3_600_000,
+                offset_minutes: None,
+            },
+        }
+    }
+
+    /// A state loaded from the log at any point equals the state the run
+    /// advanced in memory: position, cursor, open tail, previous key points
+    /// and the timeline, byte for byte, also once the timeline is full and
+    /// the load stops reading before the thread's first block.
+    #[test]
+    fn a_loaded_state_equals_the_state_advanced_in_memory() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path().join("data")).unwrap();
+        let operators = Registry::builtin()
+            .resolve(&Profile::default_profile())
+            .unwrap();
+        let sealer = Sealer::new(3);
+        let mut live = ThreadState::load(&store, "x", "t", Some(&operators)).unwrap();
+        let mut full_timelines = 0;
+        for n in 0..150 {
+            let produced = live
+                .push(&store, &input(n), &sealer, Some(&operators))
+                .unwrap();
+            assert_eq!(produced.failed_runs, 0);
+            store
+                .append_encoded(&produced.records, Durability::Buffered)
+                .unwrap();
+            let loaded = ThreadState::load(&store, "x", "t", Some(&operators)).unwrap();
+            assert_eq!(loaded.next_position, live.next_position, "after {n}");
+            assert_eq!(loaded.cursor.next_ordinal, live.cursor.next_ordinal);
+            assert_eq!(loaded.cursor.next_turn, live.cursor.next_turn);
+            assert_eq!(loaded.tail, live.tail, "after {n}");
+            assert_eq!(loaded.previous_key_points, live.previous_key_points);
+            assert_eq!(loaded.timeline, live.timeline, "after {n}");
+            if live.timeline.len() == TIMELINE_LIMIT {
+                full_timelines += 1;
+            }
+        }
+        assert!(
+            full_timelines > 20,
+            "the timeline filled too late: {full_timelines}"
+        );
+    }
+}
