@@ -154,6 +154,16 @@ const CACHE_BYTES: u64 = 64 * 1024 * 1024;
 /// peak of its storing pass). 8 MiB did not lower that import's peak RSS
 /// without derivation and raised it by about 150 MB with derivation.
 const MEMTABLE_BYTES: u64 = 16 * 1024 * 1024;
+/// fjall rotates a full memtable on its background worker, which is also
+/// the one that compacts: during a long compaction no rotation happens and
+/// the active memtable grows without bound (1.3 GB of write buffer in an
+/// ingest of 2.5M messages, measured with fjall's `write_buffer_size`). So
+/// the writer rotates the memtables it fills itself, after the commit that
+/// fills one past [`MEMTABLE_BYTES`] of keys and values; a rotated memtable
+/// waits for the flush, and fjall holds the writer while four wait, which
+/// is the backpressure that bounds memory. fjall's own rotation of these
+/// keyspaces is left at twice the size, as a backstop.
+const WRITER_ROTATED_MEMTABLE_BYTES: u64 = 2 * MEMTABLE_BYTES;
 /// fjall's background threads (flush and compaction). One: with two,
 /// fjall 3.1's first worker hands every compaction request back to the
 /// queue for the other and takes it again at once, spinning on a core for
@@ -172,6 +182,9 @@ struct WriterState {
     recent: Recent,
     /// Records per kind, as the `meta` counters hold them.
     counts: BTreeMap<RecordKind, u64>,
+    /// Bytes of keys and values written to the `records` and `heads`
+    /// keyspaces since the writer last rotated their memtables.
+    unrotated: [u64; 2],
     /// Records were committed without fsync since the manifest was last
     /// written: it is brought up to date by the next synced commit, or by
     /// closing the store (which persists the journal first).
@@ -310,8 +323,13 @@ impl Store {
             .open()
             .map_err(storage)?;
         let ks = |name: &str| {
+            let memtable = if name == keys::RECORDS || name == keys::HEADS {
+                WRITER_ROTATED_MEMTABLE_BYTES
+            } else {
+                MEMTABLE_BYTES
+            };
             db.keyspace(name, || {
-                KeyspaceCreateOptions::default().max_memtable_size(MEMTABLE_BYTES)
+                KeyspaceCreateOptions::default().max_memtable_size(memtable)
             })
             .map_err(storage)
         };
@@ -761,6 +779,28 @@ impl Store {
 
     /// The append itself, over (id, envelope, record) triples that belong
     /// together.
+    /// Counts what a commit wrote to the `records` and `heads` keyspaces
+    /// and rotates the memtable of each that took [`MEMTABLE_BYTES`] since
+    /// its last rotation (see [`WRITER_ROTATED_MEMTABLE_BYTES`]).
+    fn rotate_filled_memtables(
+        &self,
+        writer: &mut WriterState,
+        written: [u64; 2],
+    ) -> Result<(), StoreError> {
+        for ((keyspace, unrotated), bytes) in [&self.records, &self.heads]
+            .into_iter()
+            .zip(&mut writer.unrotated)
+            .zip(written)
+        {
+            *unrotated += bytes;
+            if *unrotated >= MEMTABLE_BYTES {
+                *unrotated = 0;
+                keyspace.rotate_memtable().map_err(|e| self.storage(e))?;
+            }
+        }
+        Ok(())
+    }
+
     fn append_parts(
         &self,
         records: &[(RecordId, &[u8], &Record)],
@@ -781,6 +821,7 @@ impl Store {
         let mut receipt = AppendReceipt {
             records: Vec::with_capacity(records.len()),
         };
+        let mut records_bytes = 0u64;
         for &(id, bytes, record) in records {
             let mut parents = record.parents();
             parents.sort_unstable();
@@ -824,6 +865,7 @@ impl Store {
                 pending.heads.insert(prefix, head);
             }
             batch.insert(&self.records, keys::seq_key(seq), bytes);
+            records_bytes += (8 + bytes.len()) as u64;
             let first_call = match record {
                 Record::ModelCall(call) => self.first_model_call(call, &pending)?,
                 _ => false,
@@ -842,8 +884,11 @@ impl Store {
             writer.recent = pending.recent;
             return Ok(receipt);
         }
+        let mut heads_bytes = 0u64;
         for (prefix, head) in &pending.heads {
-            batch.insert(&self.heads, prefix.as_slice(), head.encode().as_slice());
+            let encoded = head.encode();
+            heads_bytes += (prefix.len() + encoded.len()) as u64;
+            batch.insert(&self.heads, prefix.as_slice(), encoded.as_slice());
         }
         let mut counts = writer.counts.clone();
         for (kind, added) in &pending.counts {
@@ -894,6 +939,7 @@ impl Store {
         }
         writer.counts = counts;
         writer.recent = pending.recent;
+        self.rotate_filled_memtables(&mut writer, [records_bytes, heads_bytes])?;
         if full {
             self.flush_tail()?;
         }
@@ -1876,6 +1922,35 @@ mod error_tests {
     /// The manifest's last sequence on disk.
     fn manifest_last(dir: &Path) -> Option<u64> {
         Manifest::load(dir).unwrap().map(|m| m.last_seq)
+    }
+
+    /// The writer rotates the `records` memtable once its commits filled
+    /// it, without waiting for fjall's background worker (whose own
+    /// rotation of this keyspace is at twice the size, never reached here).
+    #[test]
+    fn the_writer_rotates_the_records_memtable_it_filled() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let big = |position: u64| {
+            let Record::Message(mut m) = message(&format!("m{position}"), position) else {
+                unreachable!("a message")
+            };
+            m.content = "x".repeat(256 * 1024);
+            Record::Message(m)
+        };
+        let rotated =
+            |store: &Store| store.records.sealed_memtable_count() + store.records.table_count() > 0;
+        let per_commit = 4u64;
+        let commits = MEMTABLE_BYTES / (per_commit * 256 * 1024);
+        for commit in 0..commits {
+            assert!(!rotated(&store), "rotated before commit {commit}");
+            let batch: Vec<Record> = (0..per_commit)
+                .map(|i| big(commit * per_commit + i))
+                .collect();
+            store.append(&batch, Durability::Buffered).unwrap();
+        }
+        assert!(rotated(&store), "not rotated after {commits} commits");
+        assert!(store.lock_writer().unrotated[0] < MEMTABLE_BYTES);
     }
 
     #[test]
