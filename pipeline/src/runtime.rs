@@ -543,7 +543,7 @@ fn writer(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
 
     use strataflow_log::Digest;
@@ -597,6 +597,22 @@ mod tests {
     }
 
     fn input(thread: &str, n: usize) -> MessageInput {
+        input_with(
+            thread,
+            n,
+            format!("message {n} of {thread}: we met Alice in Paris yesterday"),
+            60_000,
+        )
+    }
+
+    /// Message `n` of `thread` (tenant `x`, id `m{n}`, user and assistant
+    /// in turn), `step_ms` after the one before.
+    pub(crate) fn input_with(
+        thread: &str,
+        n: usize,
+        content: String,
+        step_ms: i64,
+    ) -> MessageInput {
         MessageInput {
             location: Location {
                 file: "a.jsonl".into(),
@@ -612,10 +628,10 @@ mod tests {
                 Role::Assistant
             },
             speaker: None,
-            content: format!("message {n} of {thread}: we met Alice in Paris yesterday"),
+            content,
             tool_calls: Vec::new(),
             time: SourceTime {
-                utc_ms: 1_700_000_000_000 + i64::try_from(n).unwrap() * 60_000,
+                utc_ms: 1_700_000_000_000 + i64::try_from(n).unwrap() * step_ms,
                 offset_minutes: None,
             },
         }

@@ -333,12 +333,10 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
 
     use strataflow_log::Durability;
-    use strataflow_log::record::Role;
-    use strataflow_log::time::SourceTime;
     use strataflow_operators::profile::{Profile, Registry};
 
     use super::*;
-    use crate::source::Location;
+    use crate::runtime::tests::input_with;
 
     const SENTENCES: [&str; 6] = [
         "I went to Lisbon with my sister Ana yesterday.",
@@ -350,28 +348,8 @@ mod tests {
     ];
 
     fn input(n: usize) -> MessageInput {
-        MessageInput {
-            location: Location {
-                file: "t.jsonl".into(),
-                line: Some(n + 1),
-                path: None,
-            },
-            tenant: "x".into(),
-            thread: "t".into(),
-            external_id: format!("m{n}"),
-            role: if n.is_multiple_of(2) {
-                Role::User
-            } else {
-                Role::Assistant
-            },
-            speaker: None,
-            content: format!("{} (note {n})", SENTENCES[n % SENTENCES.len()]),
-            tool_calls: Vec::new(),
-            time: SourceTime {
-                utc_ms: 1_700_000_000_000 + i64::try_from(n).unwrap() * 3_600_000,
-                offset_minutes: None,
-            },
-        }
+        let sentence = SENTENCES[n % SENTENCES.len()];
+        input_with("t", n, format!("{sentence} (note {n})"), 3_600_000)
     }
 
     /// A state loaded from the log at any point equals the state the run
