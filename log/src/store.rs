@@ -777,8 +777,6 @@ impl Store {
         self.append_parts(&parts, durability)
     }
 
-    /// The append itself, over (id, envelope, record) triples that belong
-    /// together.
     /// Counts what a commit wrote to the `records` and `heads` keyspaces
     /// and rotates the memtable of each that took [`MEMTABLE_BYTES`] since
     /// its last rotation (see [`WRITER_ROTATED_MEMTABLE_BYTES`]).
@@ -801,6 +799,8 @@ impl Store {
         Ok(())
     }
 
+    /// The append itself, over (id, envelope, record) triples that belong
+    /// together.
     fn append_parts(
         &self,
         records: &[(RecordId, &[u8], &Record)],
