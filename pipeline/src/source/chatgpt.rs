@@ -21,119 +21,144 @@
 use std::collections::HashMap;
 
 use serde::Deserialize;
-use serde_json::Value;
 use strataflow_log::SourceTime;
 use strataflow_log::record::{Role, ToolCall};
 
-use super::export::{Ctx, Draft, Skip, TimeCursor, conversation_items, type_name};
+use super::export::{Ctx, Draft, Skip, TimeCursor, conversation_items_at, conversation_location};
+use super::json_value::{JsonStr, JsonValue};
 use super::{InputError, Location, canonical_json, check_name};
 
 #[derive(Deserialize)]
-struct Conversation {
-    #[serde(default)]
-    title: Option<Value>,
-    #[serde(default)]
-    create_time: Option<Value>,
-    #[serde(default)]
-    update_time: Option<Value>,
-    #[serde(default)]
-    mapping: Option<HashMap<String, Node>>,
-    #[serde(default)]
-    current_node: Option<Value>,
-    #[serde(default)]
-    conversation_id: Option<Value>,
-    #[serde(default)]
-    id: Option<Value>,
+struct Conversation<'a> {
+    #[serde(default, borrow)]
+    title: Option<JsonValue<'a>>,
+    #[serde(default, borrow)]
+    create_time: Option<JsonValue<'a>>,
+    #[serde(default, borrow)]
+    update_time: Option<JsonValue<'a>>,
+    #[serde(default, borrow)]
+    mapping: Option<HashMap<JsonStr<'a>, Node<'a>>>,
+    #[serde(default, borrow)]
+    current_node: Option<JsonValue<'a>>,
+    #[serde(default, borrow)]
+    conversation_id: Option<JsonValue<'a>>,
+    #[serde(default, borrow)]
+    id: Option<JsonValue<'a>>,
+}
+
+/// A node of `mapping`. Its message is boxed: the map moves its nodes as
+/// it grows, and a message is ten times the size of the rest.
+#[derive(Deserialize)]
+struct Node<'a> {
+    #[serde(default, borrow)]
+    message: Option<Box<Message<'a>>>,
+    #[serde(default, borrow)]
+    parent: Option<JsonValue<'a>>,
 }
 
 #[derive(Deserialize)]
-struct Node {
-    #[serde(default)]
-    message: Option<Message>,
-    #[serde(default)]
-    parent: Option<Value>,
+struct Message<'a> {
+    #[serde(default, borrow)]
+    author: Option<Author<'a>>,
+    #[serde(default, borrow)]
+    create_time: Option<JsonValue<'a>>,
+    #[serde(default, borrow)]
+    content: Option<JsonValue<'a>>,
+    #[serde(default, borrow)]
+    metadata: Option<Metadata<'a>>,
+    #[serde(default, borrow)]
+    recipient: Option<JsonValue<'a>>,
 }
 
 #[derive(Deserialize)]
-struct Message {
-    #[serde(default)]
-    author: Option<Author>,
-    #[serde(default)]
-    create_time: Option<Value>,
-    #[serde(default)]
-    content: Option<Value>,
-    #[serde(default)]
-    metadata: Option<Metadata>,
-    #[serde(default)]
-    recipient: Option<Value>,
+struct Author<'a> {
+    #[serde(default, borrow)]
+    role: Option<JsonValue<'a>>,
+    #[serde(default, borrow)]
+    name: Option<JsonValue<'a>>,
 }
 
 #[derive(Deserialize)]
-struct Author {
-    #[serde(default)]
-    role: Option<Value>,
-    #[serde(default)]
-    name: Option<Value>,
-}
-
-#[derive(Deserialize)]
-struct Metadata {
-    #[serde(default)]
-    is_visually_hidden_from_conversation: Option<Value>,
+struct Metadata<'a> {
+    #[serde(default, borrow)]
+    is_visually_hidden_from_conversation: Option<JsonValue<'a>>,
 }
 
 /// Just the names of a conversation, to name one that does not parse.
 #[derive(Deserialize)]
-struct Names {
-    #[serde(default)]
-    conversation_id: Option<Value>,
-    #[serde(default)]
-    id: Option<Value>,
+struct Names<'a> {
+    #[serde(default, borrow)]
+    conversation_id: Option<JsonValue<'a>>,
+    #[serde(default, borrow)]
+    id: Option<JsonValue<'a>>,
 }
 
 /// The conversation's id from a document that did not parse as one.
-pub(crate) fn id_of(bytes: &[u8]) -> Option<String> {
-    let names: Names = serde_json::from_slice(bytes).ok()?;
+fn id_of(bytes: &[u8]) -> Option<String> {
+    let names: Names<'_> = serde_json::from_slice(bytes).ok()?;
     thread_name(names.conversation_id.as_ref(), names.id.as_ref())
 }
 
-fn thread_name(conversation_id: Option<&Value>, id: Option<&Value>) -> Option<String> {
+fn thread_name(
+    conversation_id: Option<&JsonValue<'_>>,
+    id: Option<&JsonValue<'_>>,
+) -> Option<String> {
     [conversation_id, id]
         .into_iter()
         .flatten()
         .find_map(|v| match v {
-            Value::String(s) if !s.trim().is_empty() => Some(s.clone()),
+            JsonValue::String(s) if !s.trim().is_empty() => Some(s.as_ref().to_owned()),
             _ => None,
         })
 }
 
-/// Reads one conversation (an element of the array).
+/// Reads one conversation (an element of the array). It is parsed once;
+/// only a conversation that does not parse is looked at again, for its id.
 pub(crate) fn conversation(
     ctx: &Ctx,
     index: u64,
     offset: u64,
     bytes: &[u8],
 ) -> Vec<super::SourceItem> {
-    conversation_items(ctx, index, offset, bytes, id_of, |at, bytes| {
-        let c: Conversation = serde_json::from_slice(bytes)
-            .map_err(|e| InputError::item(at, format!("not a ChatGPT conversation: {e}")))?;
-        read(ctx, at, c)
-    })
+    match serde_json::from_slice::<Conversation<'_>>(bytes) {
+        Ok(c) => {
+            let at = conversation_location(
+                &ctx.file,
+                index,
+                offset,
+                thread_name(c.conversation_id.as_ref(), c.id.as_ref()).as_deref(),
+            );
+            conversation_items_at(ctx, &at, bytes, |at| read(ctx, at, c))
+        }
+        Err(e) => {
+            let at = conversation_location(&ctx.file, index, offset, id_of(bytes).as_deref());
+            conversation_items_at(ctx, &at, bytes, |at| {
+                Err(InputError::item(
+                    at,
+                    format!("not a ChatGPT conversation: {e}"),
+                ))
+            })
+        }
+    }
 }
 
 /// The messages of a parsed conversation.
-fn read(ctx: &Ctx, at: &Location, c: Conversation) -> Result<super::export::Parsed, InputError> {
+fn read(
+    ctx: &Ctx,
+    at: &Location,
+    c: Conversation<'_>,
+) -> Result<super::export::Parsed, InputError> {
     let thread = thread_name(c.conversation_id.as_ref(), c.id.as_ref())
         .ok_or_else(|| InputError::field(at, "conversation_id", "missing (and no `id`)"))?;
     check_name(at, "conversation_id", &thread, false)?;
     let title = match &c.title {
-        None | Some(Value::Null) => None,
-        Some(Value::String(s)) => Some(s.clone()),
+        None | Some(JsonValue::Null) => None,
+        Some(JsonValue::String(s)) => Some(s.as_ref().to_owned()),
         Some(other) => {
             return Err(InputError::field(
                 at,
                 "title",
-                format!("expected a string, found {}", type_name(other)),
+                format!("expected a string, found {}", other.type_name()),
             ));
         }
     };
@@ -145,8 +170,8 @@ fn read(ctx: &Ctx, at: &Location, c: Conversation) -> Result<super::export::Pars
         .mapping
         .ok_or_else(|| InputError::field(at, "mapping", "missing"))?;
     let current = match &c.current_node {
-        Some(Value::String(s)) => s.clone(),
-        None | Some(Value::Null) => {
+        Some(JsonValue::String(s)) => s.as_ref(),
+        None | Some(JsonValue::Null) => {
             return Err(InputError::field(
                 at,
                 "current_node",
@@ -157,11 +182,11 @@ fn read(ctx: &Ctx, at: &Location, c: Conversation) -> Result<super::export::Pars
             return Err(InputError::field(
                 at,
                 "current_node",
-                format!("expected a node id (string), found {}", type_name(other)),
+                format!("expected a node id (string), found {}", other.type_name()),
             ));
         }
     };
-    if !mapping.contains_key(&current) {
+    if !mapping.contains_key(current) {
         return Err(InputError::field(
             at,
             "current_node",
@@ -172,7 +197,7 @@ fn read(ctx: &Ctx, at: &Location, c: Conversation) -> Result<super::export::Pars
     // Root → current_node, through the parent links.
     let mut path: Vec<(&str, &Node)> = Vec::new();
     let mut visited = std::collections::HashSet::new();
-    let mut cursor = current.as_str();
+    let mut cursor = current;
     loop {
         let Some((key, node)) = mapping.get_key_value(cursor) else {
             let child = path.last().map_or("", |(k, _)| *k);
@@ -182,24 +207,25 @@ fn read(ctx: &Ctx, at: &Location, c: Conversation) -> Result<super::export::Pars
                 format!("`{cursor}` is not a node of `mapping`"),
             ));
         };
-        if !visited.insert(key.as_str()) {
+        let key = key.as_str();
+        if !visited.insert(key) {
             // The node whose parent link closes the cycle.
-            let child = path.last().map_or(key.as_str(), |(k, _)| *k);
+            let child = path.last().map_or(key, |(k, _)| *k);
             return Err(InputError::field(
                 at,
                 &format!("mapping.{child}.parent"),
                 format!("the parent links form a cycle (back to `{key}`)"),
             ));
         }
-        path.push((key.as_str(), node));
+        path.push((key, node));
         match &node.parent {
-            None | Some(Value::Null) => break,
-            Some(Value::String(p)) => cursor = p.as_str(),
+            None | Some(JsonValue::Null) => break,
+            Some(JsonValue::String(p)) => cursor = p.as_ref(),
             Some(other) => {
                 return Err(InputError::field(
                     at,
                     &format!("mapping.{key}.parent"),
-                    format!("expected a node id or null, found {}", type_name(other)),
+                    format!("expected a node id or null, found {}", other.type_name()),
                 ));
             }
         }
@@ -218,13 +244,13 @@ fn read(ctx: &Ctx, at: &Location, c: Conversation) -> Result<super::export::Pars
         let field = |f: &str| format!("mapping.{key}.message.{f}");
         let own_time = epoch_time(at, &field("create_time"), message.create_time.as_ref())?;
         let role_text = match message.author.as_ref().and_then(|a| a.role.as_ref()) {
-            Some(Value::String(s)) => s.as_str(),
+            Some(JsonValue::String(s)) => s.as_ref(),
             None => return Err(InputError::field(at, &field("author.role"), "missing")),
             Some(other) => {
                 return Err(InputError::field(
                     at,
                     &field("author.role"),
-                    format!("expected a string, found {}", type_name(other)),
+                    format!("expected a string, found {}", other.type_name()),
                 ));
             }
         };
@@ -236,7 +262,7 @@ fn read(ctx: &Ctx, at: &Location, c: Conversation) -> Result<super::export::Pars
             )
         })?;
         let author_name = match message.author.as_ref().and_then(|a| a.name.as_ref()) {
-            Some(Value::String(s)) if !s.trim().is_empty() => Some(s.clone()),
+            Some(JsonValue::String(s)) if !s.trim().is_empty() => Some(s.as_ref().to_owned()),
             _ => None,
         };
         let hidden = matches!(
@@ -244,7 +270,7 @@ fn read(ctx: &Ctx, at: &Location, c: Conversation) -> Result<super::export::Pars
                 .metadata
                 .as_ref()
                 .and_then(|m| m.is_visually_hidden_from_conversation.as_ref()),
-            Some(Value::Bool(true))
+            Some(JsonValue::Bool(true))
         );
         // The time of a skipped message still dates the ones after it.
         let (time, inferred) = times.take(own_time);
@@ -261,16 +287,19 @@ fn read(ctx: &Ctx, at: &Location, c: Conversation) -> Result<super::export::Pars
             tool_calls.push(ToolCall {
                 name: author_name.clone().unwrap_or_else(|| "tool".to_owned()),
                 arguments: None,
-                result: message.content.as_ref().map(canonical_json),
+                result: message
+                    .content
+                    .as_ref()
+                    .map(|c| canonical_json(&c.to_value())),
             });
-        } else if let Some(Value::String(r)) = &message.recipient
+        } else if let Some(JsonValue::String(r)) = &message.recipient
             && r != "all"
             && !r.trim().is_empty()
         {
             // Addressed to a tool (code to `python`, a query to `browser`):
             // the call is named, its text is the content.
             tool_calls.push(ToolCall {
-                name: r.clone(),
+                name: r.as_ref().to_owned(),
                 arguments: None,
                 result: None,
             });
@@ -315,11 +344,11 @@ fn read(ctx: &Ctx, at: &Location, c: Conversation) -> Result<super::export::Pars
 fn epoch_time(
     at: &Location,
     field: &str,
-    v: Option<&Value>,
+    v: Option<&JsonValue<'_>>,
 ) -> Result<Option<SourceTime>, InputError> {
     match v {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Number(n)) => {
+        None | Some(JsonValue::Null) => Ok(None),
+        Some(JsonValue::Number(n)) => {
             let secs = n.as_f64().unwrap_or(f64::NAN);
             // ±10^11 s is beyond year 5000 either way.
             if !secs.is_finite() || secs.abs() > 1e11 {
@@ -338,7 +367,7 @@ fn epoch_time(
             field,
             format!(
                 "expected epoch seconds (a number), found {}",
-                type_name(other)
+                other.type_name()
             ),
         )),
     }
@@ -350,20 +379,21 @@ fn epoch_time(
 fn content_text(
     at: &Location,
     field: &str,
-    content: Option<&Value>,
+    content: Option<&JsonValue<'_>>,
 ) -> Result<Option<String>, InputError> {
     let Some(content) = content else {
         return Ok(Some(String::new()));
     };
-    let Value::Object(obj) = content else {
+    let JsonValue::Object(_) = content else {
         return Err(InputError::field(
             at,
             field,
-            format!("expected an object, found {}", type_name(content)),
+            format!("expected an object, found {}", content.type_name()),
         ));
     };
+    let obj = content;
     let kind = match obj.get("content_type") {
-        Some(Value::String(s)) => s.as_str(),
+        Some(JsonValue::String(s)) => s.as_ref(),
         None => {
             return Err(InputError::field(
                 at,
@@ -375,24 +405,24 @@ fn content_text(
             return Err(InputError::field(
                 at,
                 &format!("{field}.content_type"),
-                format!("expected a string, found {}", type_name(other)),
+                format!("expected a string, found {}", other.type_name()),
             ));
         }
     };
     let string = |key: &str| match obj.get(key) {
-        Some(Value::String(s)) => Some(s.clone()),
+        Some(JsonValue::String(s)) => Some(s.as_ref().to_owned()),
         _ => None,
     };
     match kind {
         "text" | "multimodal_text" => {
             let parts = match obj.get("parts") {
-                None | Some(Value::Null) => return Ok(Some(String::new())),
-                Some(Value::Array(parts)) => parts,
+                None | Some(JsonValue::Null) => return Ok(Some(String::new())),
+                Some(JsonValue::Array(parts)) => parts,
                 Some(other) => {
                     return Err(InputError::field(
                         at,
                         &format!("{field}.parts"),
-                        format!("expected a list, found {}", type_name(other)),
+                        format!("expected a list, found {}", other.type_name()),
                     ));
                 }
             };
@@ -418,19 +448,19 @@ fn content_text(
 
 /// A part of `parts`: a string as is, an image as `[image: pointer]`, an
 /// audio transcription as its text, any other asset as `[file: pointer]`.
-fn part_text(part: &Value) -> Option<String> {
+fn part_text(part: &JsonValue<'_>) -> Option<String> {
     match part {
-        Value::String(s) => (!s.is_empty()).then(|| s.clone()),
-        Value::Object(obj) => {
+        JsonValue::String(s) => (!s.is_empty()).then(|| s.as_ref().to_owned()),
+        obj @ JsonValue::Object(_) => {
             let kind = obj
                 .get("content_type")
-                .and_then(Value::as_str)
+                .and_then(JsonValue::as_str)
                 .unwrap_or("");
-            let pointer = obj.get("asset_pointer").and_then(Value::as_str);
+            let pointer = obj.get("asset_pointer").and_then(JsonValue::as_str);
             match (kind, pointer) {
                 ("audio_transcription", _) => obj
                     .get("text")
-                    .and_then(Value::as_str)
+                    .and_then(JsonValue::as_str)
                     .filter(|t| !t.is_empty())
                     .map(str::to_owned),
                 ("image_asset_pointer", Some(p)) => Some(format!("[image: {p}]")),
@@ -438,7 +468,7 @@ fn part_text(part: &Value) -> Option<String> {
                 (_, Some(p)) => Some(format!("[file: {p}]")),
                 _ => obj
                     .get("text")
-                    .and_then(Value::as_str)
+                    .and_then(JsonValue::as_str)
                     .filter(|t| !t.is_empty())
                     .map(str::to_owned),
             }

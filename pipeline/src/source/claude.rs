@@ -19,7 +19,8 @@ use strataflow_log::SourceTime;
 use strataflow_log::record::{Role, ToolCall};
 
 use super::export::{
-    Ctx, Draft, Parsed, Skip, TimeCursor, conversation_items, optional_list, type_name,
+    Ctx, Draft, Parsed, Skip, TimeCursor, conversation_items_at, conversation_location,
+    optional_list, type_name,
 };
 use super::{InputError, Location, canonical_json, check_name};
 
@@ -68,18 +69,33 @@ fn id_of(bytes: &[u8]) -> Option<String> {
     }
 }
 
-/// Reads one conversation (an element of the array).
+/// Reads one conversation (an element of the array). It is parsed once;
+/// only a conversation that does not parse is looked at again, for its id.
 pub(crate) fn conversation(
     ctx: &Ctx,
     index: u64,
     offset: u64,
     bytes: &[u8],
 ) -> Vec<super::SourceItem> {
-    conversation_items(ctx, index, offset, bytes, id_of, |at, bytes| {
-        let c: Conversation = serde_json::from_slice(bytes)
-            .map_err(|e| InputError::item(at, format!("not a Claude conversation: {e}")))?;
-        read(ctx, at, c)
-    })
+    match serde_json::from_slice::<Conversation>(bytes) {
+        Ok(c) => {
+            let id = match &c.uuid {
+                Some(Value::String(s)) if !s.trim().is_empty() => Some(s.as_str()),
+                _ => None,
+            };
+            let at = conversation_location(&ctx.file, index, offset, id);
+            conversation_items_at(ctx, &at, bytes, |at| read(ctx, at, c))
+        }
+        Err(e) => {
+            let at = conversation_location(&ctx.file, index, offset, id_of(bytes).as_deref());
+            conversation_items_at(ctx, &at, bytes, |at| {
+                Err(InputError::item(
+                    at,
+                    format!("not a Claude conversation: {e}"),
+                ))
+            })
+        }
+    }
 }
 
 fn string_field(

@@ -241,30 +241,18 @@ impl TimeCursor {
 pub(crate) use super::jsonl::{optional_list, type_name};
 
 /// Where conversation `index` (at byte `offset`) is.
-fn conversation_location(file: &str, index: u64, offset: u64, id: Option<&str>) -> Location {
+pub(crate) fn conversation_location(
+    file: &str,
+    index: u64,
+    offset: u64,
+    id: Option<&str>,
+) -> Location {
     let id = id.map(|id| format!(" id {id}")).unwrap_or_default();
     Location {
         file: file.to_owned(),
         line: None,
         path: Some(format!("conversation [{index}]{id} (byte {offset})")),
     }
-}
-
-/// Reads one conversation with `read`: its messages (header first), or
-/// one rejected item naming it.
-pub(crate) fn conversation_items(
-    ctx: &Ctx,
-    index: u64,
-    offset: u64,
-    bytes: &[u8],
-    id_of: fn(&[u8]) -> Option<String>,
-    read: impl FnOnce(&Location, &[u8]) -> Result<Parsed, InputError>,
-) -> Vec<SourceItem> {
-    // The id is needed in every error; parsed first on its own (cheap:
-    // everything else is skipped unparsed).
-    let id = id_of(bytes);
-    let at = conversation_location(&ctx.file, index, offset, id.as_deref());
-    conversation_items_at(ctx, &at, bytes, |at| read(at, bytes))
 }
 
 /// Reads one conversation at `at` with `read`: its messages (header

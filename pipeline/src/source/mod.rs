@@ -6,6 +6,7 @@ pub mod chatgpt;
 pub mod claude;
 pub mod export;
 pub mod json_array;
+mod json_value;
 pub mod jsonl;
 pub mod locomo;
 
