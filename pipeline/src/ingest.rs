@@ -89,6 +89,12 @@ pub trait Source {
     fn items(
         &self,
     ) -> Result<Box<dyn Iterator<Item = Result<SourceItem, SourceError>> + '_>, SourceError>;
+
+    /// Called by the refuse policy before its first pass: a second pass
+    /// follows a valid input, so a source that is costly to read may keep
+    /// what the first pass read for it (an export spools its messages).
+    /// Either pass must yield the same items. By default, nothing.
+    fn expect_second_pass(&self) {}
 }
 
 impl Source for Vec<SourceItem> {
@@ -117,6 +123,7 @@ pub fn ingest(
     };
     match on_invalid {
         OnInvalid::Refuse => {
+            source.expect_second_pass();
             let checked = validate(Some(store), None, source, progress)?;
             catch_up(store, options, progress)?;
             runtime::run(store, &runtime, progress, |feeder| {
@@ -145,6 +152,7 @@ pub fn ingest_into(
 ) -> Result<(), IngestError> {
     match on_invalid {
         OnInvalid::Refuse => {
+            source.expect_second_pass();
             let checked = validate(None, Some(&mut *sink), source, progress)?;
             sink.counters().expected = checked.items;
             store_pass(source, &checked.repeated, sink)

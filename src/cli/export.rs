@@ -27,7 +27,11 @@ pub fn settings(tenant: String, start: Option<&str>) -> Result<ExportSettings, F
             })
         })
         .transpose()?;
-    Ok(ExportSettings { tenant, start })
+    Ok(ExportSettings {
+        tenant,
+        start,
+        spool_dir: None,
+    })
 }
 
 /// Runs the import and prints its summary.
@@ -43,6 +47,12 @@ pub fn run(
     check_rejects(args, file, dir)?;
     let tenant = settings.tenant.clone();
     let memory = open(dir)?;
+    // The validation pass spools what it read into the data directory (an
+    // unnamed file), so that the storing pass does not parse the export again.
+    let settings = ExportSettings {
+        spool_dir: Some(dir.to_path_buf()),
+        ..settings
+    };
     let source = ExportSource::new(file, format, settings);
     let mut options = memory.ingest_options()?;
     options.batch_records = args.batch_records;

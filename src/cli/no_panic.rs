@@ -322,6 +322,7 @@ fn the_chat_export_readers_never_panic() {
     let settings = ExportSettings {
         tenant: String::new(),
         start: Some(strataflow::log::SourceTime::utc_without_offset(0)),
+        spool_dir: None,
     };
     for (format, seed) in formats {
         proptest!(config(500), |(bytes in input(vec![seed.clone()]))| {

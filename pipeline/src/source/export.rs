@@ -27,6 +27,7 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 
@@ -35,6 +36,7 @@ use strataflow_log::SourceTime;
 use strataflow_log::record::{Role, ToolCall};
 
 use super::json_array::{ArrayScanner, ScanError};
+use super::spool::{SpoolEntry, SpoolReader, SpoolWriter};
 use super::{
     InputError, Location, MessageInput, Rejected, SourceError, SourceItem, canonical_json,
     check_name,
@@ -73,6 +75,11 @@ pub struct ExportSettings {
     /// chat-jsonl: the time of a line that gives none (its messages are one
     /// second apart from it).
     pub start: Option<SourceTime>,
+    /// Where the refuse policy's validation pass may spool the messages it
+    /// read, so that the storing pass reads them back instead of parsing
+    /// the export again ([`super::spool`]; an unnamed file, about the size
+    /// of the messages' text). `None`: the storing pass parses again.
+    pub spool_dir: Option<PathBuf>,
 }
 
 /// Live counters of the current pass over an export (reset at each pass).
@@ -122,28 +129,64 @@ pub struct ExportCounts {
     pub skipped_unsupported: u64,
 }
 
-impl ExportCounters {
-    /// The counters now.
-    pub fn snapshot(&self) -> ExportCounts {
-        let g = |a: &AtomicU64| a.load(Ordering::Relaxed);
-        ExportCounts {
-            bytes_read: g(&self.bytes_read),
-            total_bytes: g(&self.total_bytes),
-            conversations: g(&self.conversations),
-            empty_conversations: g(&self.empty_conversations),
-            rejected_conversations: g(&self.rejected_conversations),
-            messages: g(&self.messages),
-            headers: g(&self.headers),
-            inferred_times: g(&self.inferred_times),
-            skipped_branch: g(&self.skipped_branch),
-            skipped_hidden: g(&self.skipped_hidden),
-            skipped_empty: g(&self.skipped_empty),
-            skipped_unsupported: g(&self.skipped_unsupported),
-        }
+impl ExportCounts {
+    /// The number of counters.
+    pub(crate) const FIELDS: usize = 12;
+
+    /// The counters in a fixed order (the spool's).
+    pub(crate) fn to_array(self) -> [u64; Self::FIELDS] {
+        [
+            self.bytes_read,
+            self.total_bytes,
+            self.conversations,
+            self.empty_conversations,
+            self.rejected_conversations,
+            self.messages,
+            self.headers,
+            self.inferred_times,
+            self.skipped_branch,
+            self.skipped_hidden,
+            self.skipped_empty,
+            self.skipped_unsupported,
+        ]
     }
 
-    fn reset(&self) {
-        for a in [
+    /// The counters from [`Self::to_array`]'s order.
+    pub(crate) fn from_array(values: [u64; Self::FIELDS]) -> Self {
+        let [
+            bytes_read,
+            total_bytes,
+            conversations,
+            empty_conversations,
+            rejected_conversations,
+            messages,
+            headers,
+            inferred_times,
+            skipped_branch,
+            skipped_hidden,
+            skipped_empty,
+            skipped_unsupported,
+        ] = values;
+        Self {
+            bytes_read,
+            total_bytes,
+            conversations,
+            empty_conversations,
+            rejected_conversations,
+            messages,
+            headers,
+            inferred_times,
+            skipped_branch,
+            skipped_hidden,
+            skipped_empty,
+            skipped_unsupported,
+        }
+    }
+}
+
+impl ExportCounters {
+    fn all(&self) -> [&AtomicU64; ExportCounts::FIELDS] {
+        [
             &self.bytes_read,
             &self.total_bytes,
             &self.conversations,
@@ -156,9 +199,23 @@ impl ExportCounters {
             &self.skipped_hidden,
             &self.skipped_empty,
             &self.skipped_unsupported,
-        ] {
-            a.store(0, Ordering::Relaxed);
+        ]
+    }
+
+    /// The counters now.
+    pub fn snapshot(&self) -> ExportCounts {
+        ExportCounts::from_array(self.all().map(|a| a.load(Ordering::Relaxed)))
+    }
+
+    /// Sets every counter (a pass read back from the spool).
+    fn set(&self, counts: &ExportCounts) {
+        for (a, v) in self.all().into_iter().zip(counts.to_array()) {
+            a.store(v, Ordering::Relaxed);
         }
+    }
+
+    fn reset(&self) {
+        self.set(&ExportCounts::default());
     }
 }
 
@@ -352,12 +409,25 @@ fn place(ctx: &Ctx, at: &Location, parsed: Parsed) -> Result<Vec<MessageInput>, 
     Ok(out)
 }
 
-/// An export file read afresh on each pass (the refuse policy reads twice).
+/// An export file read afresh on each pass (the refuse policy reads twice),
+/// or, for the pass after a spooled one, read back from the spool.
 pub struct ExportSource {
     path: PathBuf,
     format: ExportFormat,
     settings: ExportSettings,
     counters: Arc<ExportCounters>,
+    spool: Arc<Mutex<SpoolState>>,
+}
+
+/// Whether the next pass writes a spool, reads one, or neither.
+#[derive(Default)]
+enum SpoolState {
+    #[default]
+    Off,
+    /// A second pass will follow: the next pass writes a spool.
+    Wanted,
+    /// The last pass ended and spooled everything it read.
+    Ready(File),
 }
 
 /// Conversations the reader thread may hold ready ahead of the ingest.
@@ -377,6 +447,7 @@ impl ExportSource {
             format,
             settings,
             counters: Arc::default(),
+            spool: Arc::default(),
         }
     }
 
@@ -500,25 +571,60 @@ impl<R: Read> Read for Counting<R> {
 }
 
 impl Source for ExportSource {
+    fn expect_second_pass(&self) {
+        if self.settings.spool_dir.is_some() {
+            *lock(&self.spool) = SpoolState::Wanted;
+        }
+    }
+
     fn items(
         &self,
     ) -> Result<Box<dyn Iterator<Item = Result<SourceItem, SourceError>> + '_>, SourceError> {
-        self.counters.reset();
+        let state = std::mem::take(&mut *lock(&self.spool));
         let (file, opened) = self.open()?;
-        let ctx = Ctx {
-            file: file.clone(),
-            format: self.format,
-            settings: self.settings.clone(),
-            counters: Arc::clone(&self.counters),
-        };
         let (tx, rx) = sync_channel(CHANNEL_CONVERSATIONS);
-        std::thread::Builder::new()
-            .name("export-reader".into())
-            .spawn(move || produce(&ctx, opened, &tx))
-            .map_err(|source| SourceError::Io {
+        let spawned = if let SpoolState::Ready(spool) = state {
+            let counters = Arc::clone(&self.counters);
+            let display = file.clone();
+            std::thread::Builder::new()
+                .name("export-reader".into())
+                .spawn(move || replay(&display, &counters, spool, &tx))
+        } else {
+            self.counters.reset();
+            let writer = match (&state, &self.settings.spool_dir) {
+                (SpoolState::Wanted, Some(dir)) => match SpoolWriter::create(dir) {
+                    Ok(w) => Some(w),
+                    Err(e) => {
+                        tracing::warn!(dir = %dir.display(), error = %e, "no spool: the storing pass parses the export again");
+                        None
+                    }
+                },
+                _ => None,
+            };
+            let ctx = Ctx {
                 file: file.clone(),
-                source,
-            })?;
+                format: self.format,
+                settings: self.settings.clone(),
+                counters: Arc::clone(&self.counters),
+            };
+            let spool = Arc::clone(&self.spool);
+            std::thread::Builder::new()
+                .name("export-reader".into())
+                .spawn(move || {
+                    let mut out = Output {
+                        send: &|chunk| tx.send(chunk).is_ok(),
+                        spool: writer,
+                    };
+                    if let Some(file) = produce(&ctx, opened, &mut out) {
+                        *lock(&spool) = SpoolState::Ready(file);
+                    }
+                    out.done();
+                })
+        };
+        spawned.map_err(|source| SourceError::Io {
+            file: file.clone(),
+            source,
+        })?;
         Ok(Box::new(Items {
             file,
             rx,
@@ -528,35 +634,120 @@ impl Source for ExportSource {
     }
 }
 
-/// The reader thread: every conversation's items, then `Done` (or the
-/// error that stopped it). Stops early when the ingest hangs up.
-fn produce(ctx: &Ctx, opened: Opened, tx: &SyncSender<Chunk>) {
-    let send = |chunk: Chunk| tx.send(chunk).is_ok();
+fn lock(spool: &Mutex<SpoolState>) -> std::sync::MutexGuard<'_, SpoolState> {
+    // A panic while holding it left a state that is still one of the three.
+    spool
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Where a pass's conversations go: to the ingest, and to the spool while
+/// one is being written (dropped at the first rejected conversation: a
+/// refused input has no second pass).
+struct Output<'a> {
+    send: &'a dyn Fn(Chunk) -> bool,
+    spool: Option<SpoolWriter>,
+}
+
+/// Why [`Output::items`] stopped the read.
+struct HungUp;
+
+impl Output<'_> {
+    /// One conversation's items. `Err`: the ingest hung up.
+    fn items(&mut self, counters: &ExportCounters, items: Vec<SourceItem>) -> Result<(), HungUp> {
+        if let Some(writer) = &mut self.spool {
+            let messages: Option<Vec<&MessageInput>> =
+                items.iter().map(|i| i.as_ref().ok()).collect();
+            let written = match messages {
+                Some(messages) => writer
+                    .items(&counters.snapshot(), &messages)
+                    .map_err(|e| tracing::warn!(error = %e, "spool dropped: the storing pass parses the export again")),
+                None => Err(()),
+            };
+            if written.is_err() {
+                self.spool = None;
+            }
+        }
+        if items.is_empty() || (self.send)(Chunk::Items(items)) {
+            Ok(())
+        } else {
+            Err(HungUp)
+        }
+    }
+
+    fn failed(&self, e: SourceError) {
+        (self.send)(Chunk::Failed(e));
+    }
+
+    fn done(&self) {
+        (self.send)(Chunk::Done);
+    }
+}
+
+/// The reader thread: every conversation's items, then the complete spool
+/// if one was written (the caller then sends `Done`), or the error that
+/// stopped it. Stops early when the ingest hangs up.
+fn produce(ctx: &Ctx, opened: Opened, out: &mut Output<'_>) -> Option<File> {
     match opened {
         Opened::Plain(file, size) => {
             ctx.counters.total_bytes.store(size, Ordering::Relaxed);
-            stream(ctx, file, &send);
+            stream(ctx, file, out)
         }
         Opened::Zip(mut archive, index, size) => {
             ctx.counters.total_bytes.store(size, Ordering::Relaxed);
             match archive.by_index(index) {
-                Ok(entry) => stream(ctx, entry, &send),
+                Ok(entry) => stream(ctx, entry, out),
                 Err(e) => {
-                    send(Chunk::Failed(SourceError::Format(InputError::item(
+                    out.failed(SourceError::Format(InputError::item(
                         &Location {
                             file: ctx.file.clone(),
                             line: None,
                             path: None,
                         },
                         format!("cannot read the ZIP entry: {e}"),
-                    ))));
+                    )));
+                    None
                 }
             }
         }
     }
 }
 
-fn stream(ctx: &Ctx, reader: impl Read, send: &dyn Fn(Chunk) -> bool) {
+/// The pass after a spooled one: the spool's items and counters, then
+/// `Done`.
+fn replay(file: &str, counters: &ExportCounters, spool: File, tx: &SyncSender<Chunk>) {
+    let mut reader = SpoolReader::new(spool);
+    loop {
+        match reader.next_entry() {
+            Ok(SpoolEntry::Items(counts, items)) => {
+                counters.set(&counts);
+                if tx
+                    .send(Chunk::Items(items.into_iter().map(Ok).collect()))
+                    .is_err()
+                {
+                    return;
+                }
+            }
+            Ok(SpoolEntry::End(counts)) => {
+                counters.set(&counts);
+                // default: a send fails only when the ingest hung up.
+                let _ = tx.send(Chunk::Done);
+                return;
+            }
+            Err(source) => {
+                let _ = tx.send(Chunk::Failed(SourceError::Io {
+                    file: format!("{file} (the import's spool)"),
+                    source,
+                }));
+                return;
+            }
+        }
+    }
+}
+
+/// Reads the whole input; `Some(spool)` when a spool was written and the
+/// input read to its end, `Done` not yet sent.
+fn stream(ctx: &Ctx, reader: impl Read, out: &mut Output<'_>) -> Option<File> {
     let reader = BufReader::with_capacity(
         1 << 20,
         Counting {
@@ -565,31 +756,36 @@ fn stream(ctx: &Ctx, reader: impl Read, send: &dyn Fn(Chunk) -> bool) {
         },
     );
     let result = match ctx.format {
-        ExportFormat::ChatJsonl => lines(ctx, reader, send),
-        ExportFormat::Chatgpt | ExportFormat::Claude => array(ctx, reader, send),
+        ExportFormat::ChatJsonl => lines(ctx, reader, out),
+        ExportFormat::Chatgpt | ExportFormat::Claude => array(ctx, reader, out),
     };
     match result {
-        Ok(true) => {
-            send(Chunk::Done);
+        Ok(Ok(())) => {
+            let writer = out.spool.take()?;
+            writer
+                .finish(&ctx.counters.snapshot())
+                .map_err(|e| tracing::warn!(error = %e, "spool dropped: the storing pass parses the export again"))
+                .ok()
         }
-        Ok(false) => {}
+        Ok(Err(HungUp)) => None,
         Err(e) => {
-            send(Chunk::Failed(e));
+            out.failed(e);
+            None
         }
     }
 }
 
-/// The conversations of a JSON array. `Ok(false)`: the ingest hung up.
+/// The conversations of a JSON array.
 fn array(
     ctx: &Ctx,
     reader: impl BufRead,
-    send: &dyn Fn(Chunk) -> bool,
-) -> Result<bool, SourceError> {
+    out: &mut Output<'_>,
+) -> Result<Result<(), HungUp>, SourceError> {
     let mut scanner = ArrayScanner::new(reader);
     loop {
         let element = match scanner.next_element() {
             Ok(Some(e)) => e,
-            Ok(None) => return Ok(true),
+            Ok(None) => return Ok(Ok(())),
             Err(ScanError::Io(source)) => {
                 return Err(SourceError::Io {
                     file: ctx.file.clone(),
@@ -613,18 +809,18 @@ fn array(
             }
             _ => super::chatgpt::conversation(ctx, element.index, element.offset, &element.bytes),
         };
-        if !items.is_empty() && !send(Chunk::Items(items)) {
-            return Ok(false);
+        if let Err(hung_up) = out.items(&ctx.counters, items) {
+            return Ok(Err(hung_up));
         }
     }
 }
 
-/// The lines of a chat-jsonl file. `Ok(false)`: the ingest hung up.
+/// The lines of a chat-jsonl file.
 fn lines(
     ctx: &Ctx,
     mut reader: impl BufRead,
-    send: &dyn Fn(Chunk) -> bool,
-) -> Result<bool, SourceError> {
+    out: &mut Output<'_>,
+) -> Result<Result<(), HungUp>, SourceError> {
     let mut buf = Vec::new();
     let mut line = 0usize;
     loop {
@@ -636,12 +832,12 @@ fn lines(
                 source,
             })?;
         if n == 0 {
-            return Ok(true);
+            return Ok(Ok(()));
         }
         line += 1;
         let items = super::chat_jsonl::line(ctx, line, &buf);
-        if !items.is_empty() && !send(Chunk::Items(items)) {
-            return Ok(false);
+        if let Err(hung_up) = out.items(&ctx.counters, items) {
+            return Ok(Err(hung_up));
         }
     }
 }
@@ -709,7 +905,12 @@ pub fn read_bytes(
         }
         true
     };
-    stream(&ctx, bytes, &send);
+    let mut output = Output {
+        send: &send,
+        spool: None,
+    };
+    stream(&ctx, bytes, &mut output);
+    output.done();
     if let Some(e) = failed.into_inner() {
         return Err(e);
     }
@@ -777,6 +978,100 @@ mod tests {
             Some("x.json: conversation [0] (byte 1)")
         );
         assert!(errors(ExportFormat::Chatgpt, &conv(&one, "\"a\"")).is_empty());
+    }
+
+    /// Every item and the counters after each pass of `source`.
+    fn passes(source: &ExportSource, n: usize) -> Vec<(Vec<SourceItem>, ExportCounts)> {
+        (0..n)
+            .map(|_| {
+                let items: Vec<SourceItem> = source.items().unwrap().map(Result::unwrap).collect();
+                (items, source.counters().snapshot())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_pass_after_a_spooled_one_reads_the_spool_not_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("conversations.json");
+        let conv = |id: &str, text: &str| {
+            let node = NODE.replace("hi", text);
+            format!(
+                r#"{{"id":"{id}","title":"t","current_node":"b","mapping":{{"a":{{"parent":null,"message":{node}}},"b":{{"parent":"a","message":{NODE}}},"x":{{"parent":"a","message":{NODE}}}}}}}"#
+            )
+        };
+        let original = format!(
+            "[{},{},{}]",
+            conv("c1", "one"),
+            conv("c2", r"two\n✓"),
+            r#"{"id":"e","current_node":"a","mapping":{"a":{"parent":null}}}"#
+        );
+        let changed = format!("[{}]", conv("c9", "nine"));
+        let settings = |spool: bool| ExportSettings {
+            tenant: "t".into(),
+            start: None,
+            spool_dir: spool.then(|| dir.path().to_path_buf()),
+        };
+        let read_after_change = |spool: bool| {
+            std::fs::write(&file, &original).unwrap();
+            let source = ExportSource::new(&file, ExportFormat::Chatgpt, settings(spool));
+            source.expect_second_pass();
+            let mut out = passes(&source, 1);
+            std::fs::write(&file, &changed).unwrap();
+            out.extend(passes(&source, 2));
+            out
+        };
+        let spooled = read_after_change(true);
+        // Two conversations with a header and two messages each; the empty
+        // one is counted, not stored; the branch left behind is skipped.
+        assert_eq!(spooled[0].0.len(), 6, "{:?}", spooled[0]);
+        assert_eq!(spooled[0].1.conversations, 3);
+        assert_eq!(spooled[0].1.empty_conversations, 1);
+        assert_eq!(spooled[0].1.skipped_branch, 2);
+        // The second pass is the spool's: the same items and counters as the
+        // first, although the file changed in between.
+        assert_eq!(spooled[1], spooled[0]);
+        // The spool serves one pass: the third reads the file again.
+        assert_eq!(spooled[2].1.conversations, 1);
+        assert!(
+            spooled[2]
+                .0
+                .iter()
+                .all(|i| i.as_ref().unwrap().thread == "c9")
+        );
+        // Without a spool directory each pass reads the file.
+        let plain = read_after_change(false);
+        assert_eq!(plain[0], spooled[0]);
+        assert_eq!(plain[1], spooled[2]);
+        // The spool left nothing in the directory.
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn a_rejected_conversation_drops_the_spool() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("conversations.json");
+        let good = format!(
+            r#"{{"id":"c","current_node":"a","mapping":{{"a":{{"parent":null,"message":{NODE}}}}}}}"#
+        );
+        std::fs::write(&file, format!(r#"[{good},{{"id":"bad"}}]"#)).unwrap();
+        let source = ExportSource::new(
+            &file,
+            ExportFormat::Chatgpt,
+            ExportSettings {
+                tenant: "t".into(),
+                start: None,
+                spool_dir: Some(dir.path().to_path_buf()),
+            },
+        );
+        source.expect_second_pass();
+        let first = passes(&source, 1);
+        assert_eq!(first[0].1.rejected_conversations, 1);
+        std::fs::write(&file, format!("[{good}]")).unwrap();
+        // Not spooled: the next pass reads the corrected file.
+        let second = passes(&source, 1);
+        assert_eq!(second[0].1.rejected_conversations, 0);
+        assert_eq!(second[0].0.len(), 2);
     }
 
     #[test]
