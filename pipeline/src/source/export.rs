@@ -426,8 +426,9 @@ enum SpoolState {
     Off,
     /// A second pass will follow: the next pass writes a spool.
     Wanted,
-    /// The last pass ended and spooled everything it read.
-    Ready(File),
+    /// The last pass ended and spooled everything it read (the input's
+    /// name in errors, the spool).
+    Ready(String, File),
 }
 
 /// Conversations the reader thread may hold ready ahead of the ingest.
@@ -581,15 +582,17 @@ impl Source for ExportSource {
         &self,
     ) -> Result<Box<dyn Iterator<Item = Result<SourceItem, SourceError>> + '_>, SourceError> {
         let state = std::mem::take(&mut *lock(&self.spool));
-        let (file, opened) = self.open()?;
         let (tx, rx) = sync_channel(CHANNEL_CONVERSATIONS);
-        let spawned = if let SpoolState::Ready(spool) = state {
+        let (file, spawned) = if let SpoolState::Ready(file, spool) = state {
+            // The export itself is not opened again.
             let counters = Arc::clone(&self.counters);
             let display = file.clone();
-            std::thread::Builder::new()
+            let spawned = std::thread::Builder::new()
                 .name("export-reader".into())
-                .spawn(move || replay(&display, &counters, spool, &tx))
+                .spawn(move || replay(&display, &counters, spool, &tx));
+            (file, spawned)
         } else {
+            let (file, opened) = self.open()?;
             self.counters.reset();
             let writer = match (&state, &self.settings.spool_dir) {
                 (SpoolState::Wanted, Some(dir)) => match SpoolWriter::create(dir) {
@@ -608,18 +611,19 @@ impl Source for ExportSource {
                 counters: Arc::clone(&self.counters),
             };
             let spool = Arc::clone(&self.spool);
-            std::thread::Builder::new()
+            let spawned = std::thread::Builder::new()
                 .name("export-reader".into())
                 .spawn(move || {
                     let mut out = Output {
                         send: &|chunk| tx.send(chunk).is_ok(),
                         spool: writer,
                     };
-                    if let Some(file) = produce(&ctx, opened, &mut out) {
-                        *lock(&spool) = SpoolState::Ready(file);
+                    if let Some(spooled) = produce(&ctx, opened, &mut out) {
+                        *lock(&spool) = SpoolState::Ready(ctx.file.clone(), spooled);
                     }
                     out.done();
-                })
+                });
+            (file, spawned)
         };
         spawned.map_err(|source| SourceError::Io {
             file: file.clone(),
@@ -1017,8 +1021,13 @@ mod tests {
             let source = ExportSource::new(&file, ExportFormat::Chatgpt, settings(spool));
             source.expect_second_pass();
             let mut out = passes(&source, 1);
+            if spool {
+                // The spooled pass does not open the export again.
+                std::fs::remove_file(&file).unwrap();
+                out.extend(passes(&source, 1));
+            }
             std::fs::write(&file, &changed).unwrap();
-            out.extend(passes(&source, 2));
+            out.extend(passes(&source, if spool { 1 } else { 2 }));
             out
         };
         let spooled = read_after_change(true);
@@ -1029,7 +1038,7 @@ mod tests {
         assert_eq!(spooled[0].1.empty_conversations, 1);
         assert_eq!(spooled[0].1.skipped_branch, 2);
         // The second pass is the spool's: the same items and counters as the
-        // first, although the file changed in between.
+        // first, although the file is gone.
         assert_eq!(spooled[1], spooled[0]);
         // The spool serves one pass: the third reads the file again.
         assert_eq!(spooled[2].1.conversations, 1);
