@@ -341,15 +341,7 @@ impl Store {
             } else {
                 MEMTABLE_BYTES
             };
-            let index = [
-                keys::IDS,
-                keys::KINDS,
-                keys::THREADS,
-                keys::CHILDREN,
-                keys::EXTERNAL,
-                keys::MODEL_CALLS,
-            ]
-            .contains(&name);
+            let index = crate::index::INDEX_KEYSPACES.contains(&name);
             db.keyspace(name, || {
                 let options = KeyspaceCreateOptions::default().max_memtable_size(memtable);
                 if index {
