@@ -24,7 +24,7 @@ use serde::Deserialize;
 use strataflow_log::SourceTime;
 use strataflow_log::record::{Role, ToolCall};
 
-use super::export::{Ctx, Draft, Skip, TimeCursor, conversation_items_at, conversation_location};
+use super::export::{Ctx, Draft, Skip, TimeCursor, parsed_conversation_items};
 use super::json_value::{JsonStr, JsonValue};
 use super::{InputError, Location, canonical_json, check_name};
 
@@ -120,26 +120,16 @@ pub(crate) fn conversation(
     offset: u64,
     bytes: &[u8],
 ) -> Vec<super::SourceItem> {
-    match serde_json::from_slice::<Conversation<'_>>(bytes) {
-        Ok(c) => {
-            let at = conversation_location(
-                &ctx.file,
-                index,
-                offset,
-                thread_name(c.conversation_id.as_ref(), c.id.as_ref()).as_deref(),
-            );
-            conversation_items_at(ctx, &at, bytes, |at| read(ctx, at, c))
-        }
-        Err(e) => {
-            let at = conversation_location(&ctx.file, index, offset, id_of(bytes).as_deref());
-            conversation_items_at(ctx, &at, bytes, |at| {
-                Err(InputError::item(
-                    at,
-                    format!("not a ChatGPT conversation: {e}"),
-                ))
-            })
-        }
-    }
+    parsed_conversation_items(
+        ctx,
+        index,
+        offset,
+        bytes,
+        serde_json::from_slice::<Conversation<'_>>(bytes),
+        |c| thread_name(c.conversation_id.as_ref(), c.id.as_ref()),
+        id_of,
+        |at, c| read(ctx, at, c),
+    )
 }
 
 /// The messages of a parsed conversation.

@@ -19,8 +19,7 @@ use strataflow_log::SourceTime;
 use strataflow_log::record::{Role, ToolCall};
 
 use super::export::{
-    Ctx, Draft, Parsed, Skip, TimeCursor, conversation_items_at, conversation_location,
-    optional_list, type_name,
+    Ctx, Draft, Parsed, Skip, TimeCursor, optional_list, parsed_conversation_items, type_name,
 };
 use super::{InputError, Location, canonical_json, check_name};
 
@@ -77,25 +76,19 @@ pub(crate) fn conversation(
     offset: u64,
     bytes: &[u8],
 ) -> Vec<super::SourceItem> {
-    match serde_json::from_slice::<Conversation>(bytes) {
-        Ok(c) => {
-            let id = match &c.uuid {
-                Some(Value::String(s)) if !s.trim().is_empty() => Some(s.as_str()),
-                _ => None,
-            };
-            let at = conversation_location(&ctx.file, index, offset, id);
-            conversation_items_at(ctx, &at, bytes, |at| read(ctx, at, c))
-        }
-        Err(e) => {
-            let at = conversation_location(&ctx.file, index, offset, id_of(bytes).as_deref());
-            conversation_items_at(ctx, &at, bytes, |at| {
-                Err(InputError::item(
-                    at,
-                    format!("not a Claude conversation: {e}"),
-                ))
-            })
-        }
-    }
+    parsed_conversation_items(
+        ctx,
+        index,
+        offset,
+        bytes,
+        serde_json::from_slice::<Conversation>(bytes),
+        |c| match &c.uuid {
+            Some(Value::String(s)) if !s.trim().is_empty() => Some(s.clone()),
+            _ => None,
+        },
+        id_of,
+        |at, c| read(ctx, at, c),
+    )
 }
 
 fn string_field(

@@ -312,6 +312,42 @@ pub(crate) fn conversation_location(
     }
 }
 
+/// Reads one conversation (element `index` of the array, at byte
+/// `offset`) that was parsed once into `parsed`: named by the id `id` finds
+/// in it or, when it did not parse, by `id_of`'s lenient look at its bytes
+/// (refused as "not a `what` conversation").
+#[expect(clippy::too_many_arguments, reason = "one call per export format")]
+pub(crate) fn parsed_conversation_items<C>(
+    ctx: &Ctx,
+    index: u64,
+    offset: u64,
+    bytes: &[u8],
+    parsed: Result<C, serde_json::Error>,
+    id: impl FnOnce(&C) -> Option<String>,
+    id_of: fn(&[u8]) -> Option<String>,
+    read: impl FnOnce(&Location, C) -> Result<Parsed, InputError>,
+) -> Vec<SourceItem> {
+    match parsed {
+        Ok(c) => {
+            let at = conversation_location(&ctx.file, index, offset, id(&c).as_deref());
+            conversation_items_at(ctx, &at, bytes, |at| read(at, c))
+        }
+        Err(e) => {
+            let at = conversation_location(&ctx.file, index, offset, id_of(bytes).as_deref());
+            let what = match ctx.format {
+                ExportFormat::Claude => "Claude",
+                _ => "ChatGPT",
+            };
+            conversation_items_at(ctx, &at, bytes, |at| {
+                Err(InputError::item(
+                    at,
+                    format!("not a {what} conversation: {e}"),
+                ))
+            })
+        }
+    }
+}
+
 /// Reads one conversation at `at` with `read`: its messages (header
 /// first), or one rejected item holding `input`.
 pub(crate) fn conversation_items_at(
@@ -980,6 +1016,24 @@ mod tests {
                 .split(": not a")
                 .next(),
             Some("x.json: conversation [0] (byte 1)")
+        );
+        // Each format names itself; an element that parses only in part is
+        // named by its id.
+        for (format, what) in [
+            (ExportFormat::Chatgpt, "ChatGPT"),
+            (ExportFormat::Claude, "Claude"),
+        ] {
+            assert!(
+                errors(format, "[7]")[0].starts_with(&format!(
+                    "x.json: conversation [0] (byte 1): not a {what} conversation: "
+                )),
+                "{what}"
+            );
+        }
+        assert!(
+            errors(ExportFormat::Chatgpt, r#"[{"id":"k","mapping":7}]"#)[0].starts_with(
+                "x.json: conversation [0] id k (byte 1): not a ChatGPT conversation: "
+            )
         );
         assert!(errors(ExportFormat::Chatgpt, &conv(&one, "\"a\"")).is_empty());
     }
