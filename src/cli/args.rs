@@ -228,6 +228,9 @@ pub enum Command {
         /// Profile (default: the data directory's default profile).
         #[arg(long, value_parser = Name)]
         profile: Option<String>,
+        /// Print the summary as JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// Derivation state per operator: done, pending, retryable and failed.
     Status {
@@ -293,6 +296,9 @@ pub enum Command {
         /// Compare every persisted view with a rebuild (exit 4 on a mismatch).
         #[arg(long)]
         verify: bool,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// Export the log for offline analysis.
     #[command(subcommand)]
@@ -883,6 +889,9 @@ pub struct GovernArgs {
     /// Why (kept in the record).
     #[arg(long)]
     pub reason: Option<String>,
+    /// Print the result as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `import` subcommands.
@@ -908,9 +917,6 @@ pub enum ImportCommand {
         /// Tenant to import into.
         #[arg(long, default_value = "", value_parser = Name)]
         tenant: String,
-        /// Print the summary as JSON.
-        #[arg(long)]
-        json: bool,
         /// Ingest options.
         #[command(flatten)]
         options: IngestArgs,
@@ -924,9 +930,6 @@ pub enum ImportCommand {
         /// Tenant to import into.
         #[arg(long, default_value = "", value_parser = Name)]
         tenant: String,
-        /// Print the summary as JSON.
-        #[arg(long)]
-        json: bool,
         /// Ingest options.
         #[command(flatten)]
         options: IngestArgs,
@@ -945,9 +948,6 @@ pub enum ImportCommand {
         /// apart from it. Without it such a line is refused.
         #[arg(long, value_name = "RFC3339")]
         start: Option<String>,
-        /// Print the summary as JSON.
-        #[arg(long)]
-        json: bool,
         /// Ingest options.
         #[command(flatten)]
         options: IngestArgs,
@@ -1029,6 +1029,9 @@ pub struct IngestArgs {
     /// Worker threads, 1..=256 (default: the machine's cores). Results do not depend on it.
     #[arg(long, value_name = "N", value_parser = in_range::<usize>(limits::WORKERS))]
     pub workers: Option<usize>,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `ingest --nats`: publish to a JetStream stream instead of storing.

@@ -75,6 +75,23 @@ pub(super) fn ingest(
     };
     progress.finish();
     let report = result.map_err(|e| Failure::from(MemoryError::from(*e)))?;
+    if args.json {
+        let summary = serde_json::json!({
+            "file": file.display().to_string(),
+            "seconds": progress.elapsed().as_secs_f64(),
+            "stream": report.stream,
+            "partitions": report.partitions,
+            "replicas": report.replicas,
+            "published": report.published,
+            "duplicates": report.duplicates,
+            "already_stored": report.already_stored,
+            "rejected": report.rejected,
+            "retries": report.retries,
+            "rejects": args.skip_invalid.as_ref().map(|p| p.display().to_string()),
+        });
+        writeln!(out, "{summary:#}")?;
+        return Ok(());
+    }
     writeln!(
         out,
         "published {} messages to stream {} ({} partitions, {} replicas): {} new, {} dropped as duplicates by the stream, {} already stored or repeated{}",

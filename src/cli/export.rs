@@ -41,7 +41,6 @@ pub fn run(
     file: &Path,
     format: Format,
     settings: ExportSettings,
-    json: bool,
     args: &IngestArgs,
 ) -> Result<(), Failure> {
     check_rejects(args, file, dir)?;
@@ -107,7 +106,7 @@ pub fn run(
     })?;
     let counts = source.counters().snapshot();
     let elapsed = progress.elapsed();
-    if json {
+    if args.json {
         let summary = serde_json::json!({
             "file": file.display().to_string(),
             "format": format.name(),

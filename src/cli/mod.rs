@@ -283,7 +283,6 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Import(ImportCommand::Chatgpt {
             file,
             tenant,
-            json,
             options,
         }) => {
             let settings = export::settings(tenant, None)?;
@@ -293,14 +292,12 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 &file,
                 export::Format::Chatgpt,
                 settings,
-                json,
                 &options,
             )?;
         }
         Command::Import(ImportCommand::Claude {
             file,
             tenant,
-            json,
             options,
         }) => {
             let settings = export::settings(tenant, None)?;
@@ -310,7 +307,6 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 &file,
                 export::Format::Claude,
                 settings,
-                json,
                 &options,
             )?;
         }
@@ -318,7 +314,6 @@ fn run(cli: Cli) -> Result<(), Failure> {
             file,
             tenant,
             start,
-            json,
             options,
         }) => {
             let settings = export::settings(tenant, start.as_deref())?;
@@ -328,7 +323,6 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 &file,
                 export::Format::ChatJsonl,
                 settings,
-                json,
                 &options,
             )?;
         }
@@ -431,9 +425,9 @@ fn run(cli: Cli) -> Result<(), Failure> {
             let memory = open_existing(&dir)?;
             render::record(&mut out, &memory.tenant(&tenant).show(&id)?)?;
         }
-        Command::Resume { profile } => {
+        Command::Resume { profile, json } => {
             let memory = open_existing(&dir)?;
-            run_derive(&mut out, &memory, profile.as_deref(), false)?;
+            run_derive(&mut out, &memory, profile.as_deref(), false, json)?;
         }
         Command::Status { profile, json } => {
             let memory = open_existing(&dir)?;
@@ -497,7 +491,11 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 });
             }
         }
-        Command::Replay { profile, verify } => replay(&mut out, &dir, profile.as_deref(), verify)?,
+        Command::Replay {
+            profile,
+            verify,
+            json,
+        } => replay(&mut out, &dir, profile.as_deref(), verify, json)?,
         Command::Expand(e) => expand(&mut out, &dir, e)?,
         Command::Profile(p) => profile(&mut out, &dir, p)?,
         Command::Export(ExportCommand::Parquet {
@@ -919,6 +917,17 @@ fn govern(
     let event = tenant.show(&args.event)?.id;
     let status = tenant.event_status()?;
     let state = status.get(&event);
+    if args.json {
+        let result = serde_json::json!({
+            "action": name,
+            "event": event.to_string(),
+            "status": state.map(|s| s.status.name()),
+            "pinned": state.is_some_and(|s| s.pinned),
+            "record": record.to_string(),
+        });
+        writeln!(out, "{result:#}")?;
+        return Ok(());
+    }
     writeln!(
         out,
         "{name} event {}: now {}{} (governance record {})",
@@ -940,6 +949,7 @@ fn replay(
     dir: &Path,
     profile: Option<&str>,
     verify: bool,
+    json: bool,
 ) -> Result<(), Failure> {
     let memory = open_existing(dir)?;
     let tenants = memory.tenants()?;
@@ -952,38 +962,69 @@ fn replay(
     let stats = memory.derive(profile, &memory.derive_options(), &mut |_| {})?;
     let after = memory.views(&tenants, &options(verify))?;
     let written = memory.stats()?.total_records - records_before;
-    writeln!(
-        out,
-        "replay of profile `{}`: {} operator runs, {written} records written",
-        memory.profile_or_default(profile)?.name,
-        stats.runs
-    )?;
+    let name = memory.profile_or_default(profile)?.name;
     let mut differ = Vec::new();
+    // Per view after the replay: whether its digest changed, and the
+    // rebuild check (with `--verify`).
+    let mut rows = Vec::with_capacity(after.len());
     for view in &after {
         let old = before
             .iter()
             .find(|b| b.view == view.view && b.tenant == view.tenant)
             .map(|b| b.digest.as_str());
-        let change = if old == Some(view.digest.as_str()) {
-            "unchanged"
-        } else {
-            "changed"
-        };
-        let check = match &view.rebuilt {
-            None => String::new(),
-            Some(d) if *d == view.digest => ", rebuild: same".into(),
-            Some(d) => {
-                differ.push(format!("{} of tenant `{}`", view.view, view.tenant));
-                format!(", REBUILD DIFFERS: {}", d.get(..16).unwrap_or(d))
-            }
-        };
+        let changed = old != Some(view.digest.as_str());
+        let same = view.rebuilt.as_ref().map(|d| *d == view.digest);
+        if same == Some(false) {
+            differ.push(format!("{} of tenant `{}`", view.view, view.tenant));
+        }
+        rows.push((view, changed, same));
+    }
+    if json {
+        let views: Vec<serde_json::Value> = rows
+            .iter()
+            .map(|(view, changed, same)| {
+                serde_json::json!({
+                    "view": view.view,
+                    "tenant": view.tenant,
+                    "last_seq": view.last_seq,
+                    "digest": view.digest,
+                    "changed": changed,
+                    "rebuilt": view.rebuilt,
+                    "rebuild_same": same,
+                })
+            })
+            .collect();
+        let report = serde_json::json!({
+            "profile": name,
+            "operator_runs": stats.runs,
+            "records_written": written,
+            "derive": stats,
+            "views": views,
+        });
+        writeln!(out, "{report:#}")?;
+    } else {
         writeln!(
             out,
-            "  {:<16} tenant `{}`  digest {}  {change}{check}",
-            view.view,
-            view.tenant,
-            view.digest.get(..16).unwrap_or(&view.digest)
+            "replay of profile `{name}`: {} operator runs, {written} records written",
+            stats.runs
         )?;
+        for (view, changed, same) in &rows {
+            let change = if *changed { "changed" } else { "unchanged" };
+            let check = match (same, &view.rebuilt) {
+                (Some(true), _) => ", rebuild: same".into(),
+                (Some(false), Some(d)) => {
+                    format!(", REBUILD DIFFERS: {}", d.get(..16).unwrap_or(d))
+                }
+                _ => String::new(),
+            };
+            writeln!(
+                out,
+                "  {:<16} tenant `{}`  digest {}  {change}{check}",
+                view.view,
+                view.tenant,
+                view.digest.get(..16).unwrap_or(&view.digest)
+            )?;
+        }
     }
     if !differ.is_empty() {
         return Err(Failure {
@@ -1106,6 +1147,7 @@ fn run_derive(
     memory: &Memory,
     profile: Option<&str>,
     quiet: bool,
+    json: bool,
 ) -> Result<(), Failure> {
     let mut progress = Progress::new("derive", quiet);
     let stats = memory.derive(profile, &memory.derive_options(), &mut |s| {
@@ -1113,7 +1155,16 @@ fn run_derive(
     });
     progress.finish();
     let stats = stats?;
-    render::derive_summary(out, &stats)?;
+    if json {
+        let summary = serde_json::json!({
+            "profile": memory.profile_or_default(profile)?.name,
+            "seconds": progress.elapsed().as_secs_f64(),
+            "derive": stats,
+        });
+        writeln!(out, "{summary:#}")?;
+    } else {
+        render::derive_summary(out, &stats)?;
+    }
     terminal_failures(memory, profile)
 }
 
@@ -1173,6 +1224,18 @@ fn run_ingest(
     };
     progress.finish();
     let stats = result?;
+    if args.json {
+        let elapsed = progress.elapsed().as_secs_f64();
+        let summary = serde_json::json!({
+            "file": file.display().to_string(),
+            "seconds": elapsed,
+            "messages_per_second": stats.read as f64 / elapsed.max(1e-9),
+            "ingest": stats,
+            "rejects": args.skip_invalid.as_ref().map(|p| p.display().to_string()),
+        });
+        writeln!(out, "{summary:#}")?;
+        return Ok(());
+    }
     render::ingest_summary(
         out,
         memory,

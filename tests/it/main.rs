@@ -51,6 +51,7 @@ mod import_exports;
 mod index_stage;
 mod input_readers;
 mod invalid_input;
+mod json_summaries;
 mod jsonl_ingest;
 mod keyed_memories;
 mod keyed_memories_serve;
