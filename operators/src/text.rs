@@ -121,6 +121,9 @@ pub(crate) use strataflow_text::normalise::push_lowercase;
 #[derive(Debug)]
 pub struct WordSet {
     words: &'static [&'static str],
+    /// The bit a tokenizer may carry this set's membership in (see
+    /// [`WordSet::classed`]).
+    class: Option<u8>,
     index: std::sync::OnceLock<Index>,
 }
 
@@ -262,8 +265,25 @@ impl WordSet {
     pub const fn new(words: &'static [&'static str]) -> Self {
         Self {
             words,
+            class: None,
             index: std::sync::OnceLock::new(),
         }
+    }
+
+    /// The set of `words`, whose membership a tokenizer may compute once
+    /// per token for all such sets, as bit `class` of one mask (the
+    /// projector's token classes): the same answers as [`WordSet::new`]'s.
+    pub const fn classed(class: u8, words: &'static [&'static str]) -> Self {
+        Self {
+            words,
+            class: Some(class),
+            index: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The bit of [`WordSet::classed`], if any.
+    pub fn class(&self) -> Option<u8> {
+        self.class
     }
 
     /// Whether `word` is one of the list.

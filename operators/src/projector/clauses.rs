@@ -96,7 +96,7 @@ const SPEAKER_SUBJECTS: &[&str] = &[
 
 /// Auxiliaries between a subject and its verb.
 #[rustfmt::skip]
-static AUXILIARIES: WordSet = WordSet::new(&[
+pub(super) static AUXILIARIES: WordSet = WordSet::classed(4, &[
     "am", "is", "are", "was", "were", "be", "been", "being", "have", "has", "had", "do", "does",
     "did", "will", "would", "can", "could", "should", "might", "must", "may", "shall", "gonna",
     "wanna", "not", "never", "don't", "didn't", "doesn't", "won't", "can't", "cannot",
@@ -106,7 +106,7 @@ static AUXILIARIES: WordSet = WordSet::new(&[
 
 /// Adverbs skipped anywhere before the verb.
 #[rustfmt::skip]
-static SKIPPED_ADVERBS: WordSet = WordSet::new(&[
+pub(super) static SKIPPED_ADVERBS: WordSet = WordSet::classed(5, &[
     "really", "just", "also", "finally", "recently", "always", "usually", "still", "actually",
     "totally", "so", "already", "now", "even", "often", "sometimes", "kinda", "currently",
     "mostly", "truly", "definitely", "absolutely", "honestly", "genuinely", "officially",
@@ -118,7 +118,7 @@ static SKIPPED_ADVERBS: WordSet = WordSet::new(&[
 
 /// Verbs whose object is a clause or nothing worth keeping.
 #[rustfmt::skip]
-static SKIP_VERBS: WordSet = WordSet::new(&[
+pub(super) static SKIP_VERBS: WordSet = WordSet::classed(6, &[
     "think", "thinks", "thought", "know", "knows", "knew", "guess", "mean", "means", "meant",
     "feel", "feels", "believe", "believes", "believed", "realize", "realized",
     "realise", "realised", "wonder", "wondered", "wish", "say", "says", "said", "tell", "told",
@@ -134,7 +134,7 @@ static SKIP_VERBS: WordSet = WordSet::new(&[
 /// Verbs of [`super::statements::FUNCTION_WORDS`] or [`SKIP_VERBS`] that still take an object
 /// worth keeping (`had a picnic`, `make a family`, `love the beach`).
 #[rustfmt::skip]
-static LIGHT_VERBS: WordSet = WordSet::new(&[
+pub(super) static LIGHT_VERBS: WordSet = WordSet::classed(7, &[
     "have", "has", "had", "got", "get", "go", "goes", "went", "make", "made", "love", "loves",
     "like", "likes", "enjoy", "enjoys", "prefer", "prefers", "hate", "hates",
 ]);
@@ -155,7 +155,7 @@ const ATTACHED: &[&str] = &["for", "with", "in", "at", "from", "about", "on", "b
 
 /// Determiners and quantities skipped at the start of an object.
 #[rustfmt::skip]
-static OBJECT_DETERMINERS: WordSet = WordSet::new(&[
+pub(super) static OBJECT_DETERMINERS: WordSet = WordSet::classed(8, &[
     "a", "an", "the", "my", "our", "your", "his", "her", "their", "this", "that", "these",
     "those", "some", "any", "all", "each", "every", "lots", "loads", "plenty", "bunch",
     "couple", "few", "of", "one", "two", "three", "several", "many", "much", "more",
@@ -164,7 +164,7 @@ static OBJECT_DETERMINERS: WordSet = WordSet::new(&[
 
 /// Words that end an object (time expressions, clause words, pronouns).
 #[rustfmt::skip]
-static OBJECT_END: WordSet = WordSet::new(&[
+pub(super) static OBJECT_END: WordSet = WordSet::classed(9, &[
     "and", "or", "but", "so", "because", "cause", "'cause", "when", "whenever", "while", "if",
     "that", "which", "who", "whom", "whose", "where", "since", "until", "after", "before", "than",
     "as", "like", "though", "although", "yesterday", "today", "tomorrow", "tonight", "now",
@@ -966,7 +966,7 @@ fn adverb(w: &str) -> bool {
 
 /// Month names.
 #[rustfmt::skip]
-static MONTHS: WordSet = WordSet::new(&[
+pub(super) static MONTHS: WordSet = WordSet::classed(10, &[
     "january", "february", "march", "april", "may", "june", "july", "august", "september",
     "october", "november", "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep",
     "sept", "oct", "nov", "dec",
@@ -974,7 +974,7 @@ static MONTHS: WordSet = WordSet::new(&[
 
 /// Weekday names.
 #[rustfmt::skip]
-static WEEKDAYS: WordSet = WordSet::new(&[
+pub(super) static WEEKDAYS: WordSet = WordSet::classed(11, &[
     "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
 ]);
 
@@ -1002,7 +1002,7 @@ fn date_at(s: &Sent, m: usize) -> bool {
 /// pleasantries: `Use FINAL …`, `Enjoy your lunch`, `Let me know`): they
 /// say nothing about the speaker, so version 4 reads no fact in them.
 #[rustfmt::skip]
-static IMPERATIVES: WordSet = WordSet::new(&[
+pub(super) static IMPERATIVES: WordSet = WordSet::classed(12, &[
     "use", "make", "let", "enjoy", "say", "check", "try", "add", "keep", "remember", "please",
     "don't", "call", "tell", "ask", "send", "put", "give", "pick", "consider", "run", "take",
     "have", "bring", "grab", "note", "avoid", "set", "see",

@@ -153,7 +153,7 @@ use strataflow_record::record::{
 use strataflow_record::{Digest, RecordId, Timestamp};
 
 use crate::operator::{OperatorError, OperatorId, ProjectionInput, Projector, config_hash};
-use crate::text::WordSet;
+use crate::text::{PackedMap, WordSet, packed};
 
 /// Version 3 (`heuristic-projector@3`): its own file, only adding patterns.
 #[path = "statements.rs"]
@@ -350,7 +350,10 @@ const STOP_WORDS: &[&str] = &[
 ];
 
 /// [`STOP_WORDS`] for look-ups.
-static STOP_WORD_SET: WordSet = WordSet::new(STOP_WORDS);
+static STOP_WORD_SET: WordSet = WordSet::classed(STOP_WORD_CLASS, STOP_WORDS);
+
+/// [`STOP_WORD_SET`]'s bit of [`Tok::classes`].
+const STOP_WORD_CLASS: u8 = 0;
 
 /// Words between two capitalized words of one name (`University of Porto`).
 const NAME_CONNECTORS: &[&str] = &[
@@ -488,7 +491,7 @@ const CLAUSE_WORDS: &[&str] = &[
     "feel", "felt", "suggested", "mentioned", "recommended", "asked",
 ];
 
-static CLAUSE_WORD_SET: WordSet = WordSet::new(CLAUSE_WORDS);
+static CLAUSE_WORD_SET: WordSet = WordSet::classed(1, CLAUSE_WORDS);
 
 /// Words making a later `to|from|in|at PLACE` a trip.
 #[rustfmt::skip]
@@ -607,6 +610,11 @@ fn is_language(name: &str) -> bool {
 /// per word) or a [`WordSet`] (binary search, for long lists).
 trait Words {
     fn has(&self, word: &str) -> bool;
+
+    /// Whether a word token is one of the list.
+    fn has_tok(&self, tok: &Tok) -> bool {
+        self.has(tok.lower())
+    }
 }
 
 impl Words for [&str] {
@@ -624,6 +632,57 @@ impl<const N: usize> Words for [&str; N] {
 impl Words for WordSet {
     fn has(&self, word: &str) -> bool {
         self.contains(word)
+    }
+
+    /// A set of [`CLASSED`] by the token's bit, others by look-up.
+    fn has_tok(&self, tok: &Tok) -> bool {
+        match self.class() {
+            Some(class) => tok.classes >> class & 1 == 1,
+            None => self.contains(tok.lower()),
+        }
+    }
+}
+
+/// The word sets whose membership every word token carries as one bit of
+/// [`Tok::classes`] (set `k` is `WordSet::classed(k, …)`, which a test
+/// checks): one look-up per token instead of one per set and question.
+static CLASSED: [&WordSet; 13] = [
+    &STOP_WORD_SET,
+    &CLAUSE_WORD_SET,
+    &statements::FUNCTION_WORD_SET,
+    &statements::NP_END,
+    &clauses::AUXILIARIES,
+    &clauses::SKIPPED_ADVERBS,
+    &clauses::SKIP_VERBS,
+    &clauses::LIGHT_VERBS,
+    &clauses::OBJECT_DETERMINERS,
+    &clauses::OBJECT_END,
+    &clauses::MONTHS,
+    &clauses::WEEKDAYS,
+    &clauses::IMPERATIVES,
+];
+
+/// The classes of every word of [`CLASSED`] that has a packed key.
+static CLASS_MAP: std::sync::LazyLock<PackedMap<u32>> = std::sync::LazyLock::new(|| {
+    let mut classes: BTreeMap<u128, u32> = BTreeMap::new();
+    for set in CLASSED {
+        let Some(class) = set.class() else { continue };
+        for key in set.words().iter().filter_map(|w| packed(w)) {
+            *classes.entry(key).or_default() |= 1 << class;
+        }
+    }
+    PackedMap::of(&classes.into_iter().collect::<Vec<_>>())
+});
+
+/// The bits of the sets of [`CLASSED`] that hold `lower`.
+fn classes_of(lower: &str) -> u32 {
+    match packed(lower) {
+        Some(key) if !lower.is_empty() => CLASS_MAP.get(key).unwrap_or(0),
+        _ => CLASSED
+            .iter()
+            .filter(|set| set.contains(lower))
+            .filter_map(|set| set.class())
+            .fold(0, |mask, class| mask | 1 << class),
     }
 }
 
@@ -644,6 +703,8 @@ struct Tok<'a> {
     possessive: bool,
     /// [`Tok::is_name_word`], computed once.
     name_word: bool,
+    /// Bit `k`: the lowercase word is one of [`CLASSED`]`[k]`.
+    classes: u32,
 }
 
 impl<'a> Tok<'a> {
@@ -658,12 +719,14 @@ impl<'a> Tok<'a> {
             Some(text.to_lowercase()).filter(|lower| *lower != *text)
         };
         let lower = lowered.as_deref().unwrap_or(&text);
+        let classes = classes_of(lower);
+        let stop_word = classes >> STOP_WORD_CLASS & 1 == 1;
         let stripped = text
             .strip_suffix("'s")
             .or_else(|| text.strip_suffix("'S"))
             .filter(|b| !b.is_empty());
         // `it's`, `he's`, `she's`, `let's`… are contractions, not possessives.
-        let possessive = stripped.is_some() && !STOP_WORD_SET.contains(lower);
+        let possessive = stripped.is_some() && !stop_word;
         let upper = text.chars().next().is_some_and(char::is_uppercase);
         let base = match stripped {
             Some(base) if possessive => base,
@@ -671,9 +734,8 @@ impl<'a> Tok<'a> {
         };
         // The base of a word that is no possessive is the word, whose
         // lowercase is `lower`: only a possessive's is folded again.
-        let name_word = upper
-            && !STOP_WORD_SET.contains(lower)
-            && (!possessive || !STOP_WORD_SET.contains(&base.to_lowercase()));
+        let name_word =
+            upper && !stop_word && (!possessive || !STOP_WORD_SET.contains(&base.to_lowercase()));
         let base_len = base.len();
         Self {
             base_len,
@@ -683,6 +745,7 @@ impl<'a> Tok<'a> {
             upper,
             possessive,
             name_word,
+            classes,
         }
     }
 
@@ -695,6 +758,7 @@ impl<'a> Tok<'a> {
             upper: false,
             possessive: false,
             name_word: false,
+            classes: 0,
         }
     }
 
@@ -709,7 +773,7 @@ impl<'a> Tok<'a> {
     }
 
     fn is_any(&self, words: &(impl Words + ?Sized)) -> bool {
-        self.word && words.has(self.lower())
+        self.word && words.has_tok(self)
     }
 
     /// A word written with a capital that is no stop word (nor is its
@@ -2387,6 +2451,47 @@ mod tests {
     const DAY: i64 = 86_400_000;
     /// 2023-05-08T12:00:00Z.
     const T0: i64 = 1_683_547_200_000;
+
+    /// Each token's classes answer as each classed set's look-up does.
+    #[test]
+    fn token_classes_are_the_classed_sets_lookups() {
+        let mut words: Vec<&str> = CLASSED
+            .iter()
+            .flat_map(|set| set.words())
+            .copied()
+            .collect();
+        words.extend([
+            "",
+            "x",
+            "bach",
+            "kickboxing",
+            "counseling",
+            "extraordinarily-long-word",
+            "i'm",
+            "don't",
+            "café",
+            "naïveté",
+            "mays",
+            "monday's",
+        ]);
+        for (k, set) in CLASSED.iter().enumerate() {
+            assert_eq!(
+                set.class().map(usize::from),
+                Some(k),
+                "set {k} is classed {k}"
+            );
+        }
+        for word in words {
+            let classes = classes_of(word);
+            for (k, set) in CLASSED.iter().enumerate() {
+                assert_eq!(
+                    classes >> k & 1 == 1,
+                    set.contains(word),
+                    "`{word}` in set {k}"
+                );
+            }
+        }
+    }
 
     fn rid(n: u8) -> RecordId {
         RecordId([n; 32])

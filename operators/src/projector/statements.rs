@@ -166,7 +166,7 @@ pub const FUNCTION_WORDS: &[&str] = &[
 ];
 
 /// [`FUNCTION_WORDS`] for look-ups.
-pub(super) static FUNCTION_WORD_SET: WordSet = WordSet::new(FUNCTION_WORDS);
+pub(super) static FUNCTION_WORD_SET: WordSet = WordSet::classed(2, FUNCTION_WORDS);
 
 /// Words a value never starts with (verbs and auxiliaries of a clause).
 #[rustfmt::skip]
@@ -187,7 +187,7 @@ const DURATIONS: &[&str] = &[
 
 /// Words that end a noun phrase.
 #[rustfmt::skip]
-static NP_END: WordSet = WordSet::new(&[
+pub(super) static NP_END: WordSet = WordSet::classed(3, &[
     "and", "or", "but", "so", "because", "when", "while", "if", "that", "which", "who", "since",
     "until", "after", "before", "to", "for", "with", "from", "at", "in", "on", "by", "about",
     "as", "like", "than", "is", "are", "was", "were", "will", "would", "can", "could", "has",
