@@ -894,11 +894,12 @@ fn object(s: &Sent, i: usize, max: usize) -> Option<(usize, String)> {
     }
     let value = clean_value(&words.join(" "))?;
     let informative = value.split_whitespace().any(|w| {
-        let l = w.to_lowercase();
-        l.chars().filter(|c| c.is_alphabetic()).count() >= 3
-            && !FUNCTION_WORD_SET.contains(l.as_str())
-            && !LIGHT.contains(l.as_str())
-            && !crate::text::is_stop_word(&l)
+        with_lowercase(w, |l| {
+            l.chars().filter(|c| c.is_alphabetic()).count() >= 3
+                && !FUNCTION_WORD_SET.contains(l)
+                && !LIGHT.contains(l)
+                && !crate::text::is_stop_word(l)
+        })
     });
     informative.then_some((k, value))
 }
@@ -1044,19 +1045,20 @@ const LIGHT_KEYS: &[&str] = &[
 /// Whether a word carries a topic: three letters or more, no stop word,
 /// function word, light, vague or abstract word.
 fn topical(w: &str) -> bool {
-    let l = w.to_lowercase();
-    l.chars().filter(|c| c.is_alphabetic()).count() >= 3
-        && !crate::text::is_stop_word(&l)
-        && !FUNCTION_WORD_SET.contains(l.as_str())
-        && !LIGHT.contains(l.as_str())
-        && !VAGUE.contains(&l.as_str())
-        && !ABSTRACT.contains(&l)
+    with_lowercase(w, |l| {
+        l.chars().filter(|c| c.is_alphabetic()).count() >= 3
+            && !crate::text::is_stop_word(l)
+            && !FUNCTION_WORD_SET.contains(l)
+            && !LIGHT.contains(l)
+            && !VAGUE.contains(&l)
+            && !ABSTRACT.contains(l)
+    })
 }
 
 /// A value without a verb left at its end without its object (`share
 /// story and offer` → `share story`, `made stained glass window to remind`
 /// → `made stained glass window`); `None` when nothing is left.
-fn trim_dangling_verb(value: &str) -> Option<String> {
+fn trim_dangling_verb(value: String) -> Option<String> {
     let words: Vec<&str> = value.split_whitespace().collect();
     // `community made`, `lets`: a clause's verb, its object cut.
     if let [rest @ .., last] = words.as_slice()
@@ -1064,15 +1066,32 @@ fn trim_dangling_verb(value: &str) -> Option<String> {
     {
         return clean_value(&rest.join(" "));
     }
-    if let [rest @ .., prev, last] = words.as_slice() {
-        let last = last.to_lowercase();
-        if ["and", "or", "by", "to"].contains(prev)
-            && ((last.len() > 4 && last.ends_with("ing")) || BASE_VERBS.contains(&last))
-        {
-            return clean_value(&rest.join(" "));
+    if let [rest @ .., prev, last] = words.as_slice()
+        && ["and", "or", "by", "to"].contains(prev)
+        && with_lowercase(last, |last| {
+            (last.len() > 4 && last.ends_with("ing")) || BASE_VERBS.contains(last)
+        })
+    {
+        return clean_value(&rest.join(" "));
+    }
+    drop(words);
+    Some(value)
+}
+
+/// `f` of `word.to_lowercase()`, without allocating when `word` is ASCII
+/// and at most 32 bytes long.
+fn with_lowercase<R>(word: &str, f: impl FnOnce(&str) -> R) -> R {
+    let mut buf = [0_u8; 32];
+    if word.is_ascii()
+        && let Some(lower) = buf.get_mut(..word.len())
+    {
+        lower.copy_from_slice(word.as_bytes());
+        lower.make_ascii_lowercase();
+        if let Ok(lower) = std::str::from_utf8(lower) {
+            return f(lower);
         }
     }
-    Some(value.to_owned())
+    f(&word.to_lowercase())
 }
 
 /// Whether a fact of version 4 is junk, carrying no information:
@@ -1116,8 +1135,9 @@ fn junk(key: &str, key_words: &[String], value: &str) -> bool {
         return true;
     }
     if value_words.iter().all(|w| {
-        let l = w.to_lowercase();
-        day_number(&l) || MONTHS.contains(&l) || WEEKDAYS.contains(&l)
+        with_lowercase(w, |l| {
+            day_number(l) || MONTHS.contains(l) || WEEKDAYS.contains(l)
+        })
     }) {
         return true;
     }
@@ -1202,7 +1222,7 @@ pub(super) fn drop_thin_facts(b: &mut Builder) {
             let key_words = crate::text::words(key);
             let key_topic = key_topic_words(&key_words);
             let mut values: Vec<String> = Vec::new();
-            for v in fact.values.drain(..).filter_map(|v| trim_dangling_verb(&v)) {
+            for v in fact.values.drain(..).filter_map(trim_dangling_verb) {
                 if topic_words(&key_topic, &v) >= 2
                     && !junk(key, &key_words, &v)
                     && !values.contains(&v)

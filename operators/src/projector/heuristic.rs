@@ -290,6 +290,27 @@ pub fn normalize_name(name: &str) -> String {
     collapsed.trim_matches(name_edge).to_owned()
 }
 
+/// `f` of [`normalize_name`]`(word)`, without allocating when `word` is
+/// ASCII, holds no whitespace and is at most 32 bytes long (the common
+/// case: a word of a value looked up in a word list).
+fn with_normalized_word<R>(word: &str, f: impl FnOnce(&str) -> R) -> R {
+    let mut buf = [0_u8; 32];
+    // ASCII: `normalize_name` lowercases byte by byte and strips
+    // punctuation, which has no case, so stripping first is the same.
+    let trimmed = word.trim_matches(name_edge);
+    if word.is_ascii()
+        && !word.bytes().any(|b| b.is_ascii_whitespace())
+        && let Some(lower) = buf.get_mut(..trimmed.len())
+    {
+        lower.copy_from_slice(trimmed.as_bytes());
+        lower.make_ascii_lowercase();
+        if let Ok(lower) = std::str::from_utf8(lower) {
+            return f(lower);
+        }
+    }
+    f(&normalize_name(word))
+}
+
 /// `text`'s words (split at whitespace) joined by single spaces; borrowed
 /// when `text` already is that.
 fn single_spaced(text: &str) -> std::borrow::Cow<'_, str> {
@@ -662,27 +683,44 @@ static CLASSED: [&WordSet; 13] = [
     &clauses::IMPERATIVES,
 ];
 
-/// The classes of every word of [`CLASSED`] that has a packed key.
-static CLASS_MAP: std::sync::LazyLock<PackedMap<u32>> = std::sync::LazyLock::new(|| {
-    let mut classes: BTreeMap<u128, u32> = BTreeMap::new();
+/// By packed key, for every word of [`CLASSED`] or a trigger word of
+/// version 3's patterns: its classes (low 32 bits) and the bits of the
+/// patterns it triggers (high 32 bits, see
+/// [`statements::trigger_words`]).
+static CLASS_MAP: std::sync::LazyLock<PackedMap<u64>> = std::sync::LazyLock::new(|| {
+    let mut classes: BTreeMap<u128, u64> = BTreeMap::new();
     for set in CLASSED {
         let Some(class) = set.class() else { continue };
         for key in set.words().iter().filter_map(|w| packed(w)) {
             *classes.entry(key).or_default() |= 1 << class;
         }
     }
+    for (word, pattern) in statements::trigger_words() {
+        if let Some(key) = packed(word) {
+            *classes.entry(key).or_default() |= 1 << (32 + pattern);
+        }
+    }
     PackedMap::of(&classes.into_iter().collect::<Vec<_>>())
 });
 
-/// The bits of the sets of [`CLASSED`] that hold `lower`.
-fn classes_of(lower: &str) -> u32 {
+/// The bits of the sets of [`CLASSED`] that hold `lower`, and those of
+/// the patterns it triggers.
+fn classes_of(lower: &str) -> (u32, u32) {
     match packed(lower) {
-        Some(key) if !lower.is_empty() => CLASS_MAP.get(key).unwrap_or(0),
-        _ => CLASSED
-            .iter()
-            .filter(|set| set.contains(lower))
-            .filter_map(|set| set.class())
-            .fold(0, |mask, class| mask | 1 << class),
+        Some(key) if !lower.is_empty() => {
+            let bits = CLASS_MAP.get(key).unwrap_or(0);
+            #[expect(clippy::cast_possible_truncation, reason = "two halves of the bits")]
+            (bits as u32, (bits >> 32) as u32)
+        }
+        // Trigger words all have packed keys (a test checks).
+        _ => (
+            CLASSED
+                .iter()
+                .filter(|set| set.contains(lower))
+                .filter_map(|set| set.class())
+                .fold(0, |mask, class| mask | 1 << class),
+            0,
+        ),
     }
 }
 
@@ -705,6 +743,9 @@ struct Tok<'a> {
     name_word: bool,
     /// Bit `k`: the lowercase word is one of [`CLASSED`]`[k]`.
     classes: u32,
+    /// Bit `k`: the lowercase word is a trigger word of version 3's
+    /// pattern `k` ([`statements::trigger_words`]).
+    triggers: u32,
 }
 
 impl<'a> Tok<'a> {
@@ -719,7 +760,7 @@ impl<'a> Tok<'a> {
             Some(text.to_lowercase()).filter(|lower| *lower != *text)
         };
         let lower = lowered.as_deref().unwrap_or(&text);
-        let classes = classes_of(lower);
+        let (classes, triggers) = classes_of(lower);
         let stop_word = classes >> STOP_WORD_CLASS & 1 == 1;
         let stripped = text
             .strip_suffix("'s")
@@ -746,6 +787,7 @@ impl<'a> Tok<'a> {
             possessive,
             name_word,
             classes,
+            triggers,
         }
     }
 
@@ -759,6 +801,7 @@ impl<'a> Tok<'a> {
             possessive: false,
             name_word: false,
             classes: 0,
+            triggers: 0,
         }
     }
 
@@ -2482,7 +2525,7 @@ mod tests {
             );
         }
         for word in words {
-            let classes = classes_of(word);
+            let (classes, _) = classes_of(word);
             for (k, set) in CLASSED.iter().enumerate() {
                 assert_eq!(
                     classes >> k & 1 == 1,
@@ -2490,6 +2533,39 @@ mod tests {
                     "`{word}` in set {k}"
                 );
             }
+        }
+    }
+
+    /// The allocation-free path is `normalize_name` of one word.
+    #[test]
+    fn a_normalized_word_is_its_normalized_name() {
+        for word in [
+            "",
+            "a",
+            "The",
+            "'s",
+            "Bach,",
+            "(C++)",
+            "C#.",
+            "\"Hello\"",
+            "Caroline's",
+            "it’s",
+            "Café!",
+            "x y",
+            "—dash—",
+            "ALLCAPS",
+            "...",
+            "tab\tbed",
+            "a-very-long-ascii-word-of-40-bytes-xx",
+            "a-word-of-exactly-thirty-two-by",
+            "under_score",
+            "+plus+",
+        ] {
+            assert_eq!(
+                with_normalized_word(word, str::to_owned),
+                normalize_name(word),
+                "`{word}`"
+            );
         }
     }
 

@@ -39,10 +39,10 @@ use strataflow_record::{Digest, RecordId};
 use super::{
     Builder, EventCtx, NAME, Sent, Splitter, is_tech_like, kin, match_identity, match_job_loss,
     match_kinship, match_org_suffix, match_places, match_preferences, match_projects, match_tools,
-    match_work, normalize_name,
+    match_work, normalize_name, with_normalized_word,
 };
 use crate::operator::{OperatorError, OperatorId, ProjectionInput, Projector, config_hash};
-use crate::text::{PackedMap, WordSet, packed};
+use crate::text::WordSet;
 
 /// Version of [`HeuristicProjectorV3`].
 pub const VERSION_3: u32 = 3;
@@ -317,8 +317,7 @@ const NAMED_VERBS: &[&str] = &[
 pub fn clean_value(value: &str) -> Option<String> {
     let mut words: Vec<&str> = value.split_whitespace().collect();
     while let Some(last) = words.last() {
-        let l = normalize_name(last);
-        if l.is_empty() || FUNCTION_WORD_SET.contains(l.as_str()) {
+        if with_normalized_word(last, |l| l.is_empty() || FUNCTION_WORD_SET.contains(l)) {
             words.pop();
         } else {
             break;
@@ -328,14 +327,14 @@ pub fn clean_value(value: &str) -> Option<String> {
     if words.len() > 2
         && words
             .last()
-            .is_some_and(|w| DURATIONS.contains(&normalize_name(w).as_str()))
+            .is_some_and(|w| with_normalized_word(w, |l| DURATIONS.contains(&l)))
     {
         words.truncate(words.len() - 2);
     }
-    let first = normalize_name(words.first()?);
-    if BAD_STARTS.contains(first.as_str())
-        || (words.len() == 1 && FUNCTION_WORD_SET.contains(first.as_str()))
-    {
+    let single = words.len() == 1;
+    if with_normalized_word(words.first()?, |first| {
+        BAD_STARTS.contains(first) || (single && FUNCTION_WORD_SET.contains(first))
+    }) {
         return None;
     }
     let out = words.join(" ");
@@ -633,32 +632,26 @@ const MATCHERS: [Matcher; 21] = [
     ),
 ];
 
-/// Every trigger word of [`MATCHERS`] by its [`packed`] key, with the bits
-/// of the patterns it triggers (all are short enough to pack: a test
-/// checks).
-static TRIGGERS: std::sync::LazyLock<PackedMap<u32>> = std::sync::LazyLock::new(|| {
-    let mut map: BTreeMap<u128, u32> = BTreeMap::new();
-    for (k, (_, triggers)) in MATCHERS.iter().enumerate() {
-        for key in triggers
-            .iter()
-            .flat_map(|t| t.iter())
-            .filter_map(|w| packed(w))
-        {
-            *map.entry(key).or_default() |= 1 << k;
-        }
-    }
-    PackedMap::of(&map.into_iter().collect::<Vec<_>>())
-});
+// A token's triggers are 32 bits, one per pattern.
+const _: () = assert!(MATCHERS.len() <= 32);
+
+/// Every trigger word of [`MATCHERS`], with the index of its pattern (all
+/// are short enough to pack: a test checks). Each token carries the bits of
+/// the patterns its word triggers, found with its classes.
+pub(super) fn trigger_words() -> impl Iterator<Item = (&'static str, usize)> {
+    MATCHERS
+        .iter()
+        .enumerate()
+        .flat_map(|(k, (_, triggers))| triggers.iter().flat_map(|t| t.iter()).map(move |w| (*w, k)))
+}
 
 /// The bits of the patterns of [`MATCHERS`] one of whose trigger words the
 /// sentence holds.
 fn triggered_matchers(s: &Sent) -> u32 {
-    let triggers = &*TRIGGERS;
     s.toks
         .iter()
         .filter(|t| t.word)
-        .filter_map(|t| triggers.get(packed(t.lower())?))
-        .fold(0, |mask, bits| mask | bits)
+        .fold(0, |mask, t| mask | t.triggers)
 }
 
 /// Names before a vehicle or venue word are no places.
@@ -1070,6 +1063,7 @@ fn match_responsibilities(ctx: &mut EventCtx, b: &mut Builder, s: &mut Sent) {
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 pub(crate) mod tests {
     use super::*;
+    use crate::text::packed;
     use strataflow_record::record::{
         Assertion, Criticality, EventTemporal, EventType, Precision, Scope, TimeBasis,
     };
@@ -1170,7 +1164,8 @@ pub(crate) mod tests {
         turns
     }
 
-    /// Every trigger word has a packed key, so [`TRIGGERS`] holds them all.
+    /// Every trigger word has a packed key, so every token's triggers hold
+    /// all the patterns its word triggers.
     #[test]
     fn every_trigger_word_packs() {
         for (_, triggers) in &MATCHERS {
