@@ -160,6 +160,9 @@ pub enum Command {
         /// Turns per sealed block, 1..=1000 (default 12; fixed once messages exist).
         #[arg(long, value_name = "N", value_parser = in_range::<u32>(limits::BLOCK_TURNS))]
         block_turns: Option<u32>,
+        /// Print the directory and its block size as JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// Write a deterministic synthetic conversation archive (JSONL) for
     /// benchmarks and trials: same options, same bytes.
@@ -179,6 +182,10 @@ pub enum Command {
         /// Output file (default: standard output).
         #[arg(long, short, value_name = "FILE")]
         output: Option<PathBuf>,
+        /// Print what was written (messages, threads, bytes, tool calls,
+        /// file) as JSON on standard output; needs `-o`.
+        #[arg(long, requires = "output")]
+        json: bool,
     },
     /// Ingest a JSONL message file (one message per line; see docs/format.md).
     Ingest {
@@ -541,6 +548,9 @@ pub enum ExportCommand {
         /// Only records after this log sequence number (incremental).
         #[arg(long, value_name = "SEQ", default_value_t = 0)]
         since: u64,
+        /// Print the manifest (files, rows, sequence range, views) as JSON.
+        #[arg(long)]
+        json: bool,
     },
 }
 

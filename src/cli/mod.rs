@@ -186,14 +186,24 @@ fn run(cli: Cli) -> Result<(), Failure> {
         }
     }
     match cli.command {
-        Command::Init { block_turns } => {
+        Command::Init { block_turns, json } => {
             let memory = Memory::open_with(&dir, block_turns)?;
-            writeln!(
-                out,
-                "data directory {} ready: blocks of {} turns",
-                dir.display(),
-                memory.block_turns()
-            )?;
+            if json {
+                render::json(
+                    &mut out,
+                    &serde_json::json!({
+                        "data_dir": dir,
+                        "block_turns": memory.block_turns(),
+                    }),
+                )?;
+            } else {
+                writeln!(
+                    out,
+                    "data directory {} ready: blocks of {} turns",
+                    dir.display(),
+                    memory.block_turns()
+                )?;
+            }
         }
         Command::Gen {
             messages,
@@ -201,6 +211,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             tenants,
             seed,
             output,
+            json,
         } => {
             // `gen` uses no data directory: its output is kept out of one
             // only when `--data` names an existing store.
@@ -233,7 +244,19 @@ fn run(cli: Cli) -> Result<(), Failure> {
                     stats
                 }
             };
-            if let Some(path) = output {
+            if json {
+                // `--json` requires `-o`: the archive is not on standard output.
+                render::json(
+                    &mut out,
+                    &serde_json::json!({
+                        "messages": stats.messages,
+                        "threads": stats.threads,
+                        "bytes": stats.bytes,
+                        "tool_calls": stats.tool_calls,
+                        "output": output,
+                    }),
+                )?;
+            } else if let Some(path) = output {
                 eprintln!(
                     "wrote {} messages in {} threads ({} bytes) to {}",
                     stats.messages,
@@ -503,29 +526,34 @@ fn run(cli: Cli) -> Result<(), Failure> {
             tenant,
             since,
             profile,
+            json,
         }) => {
             paths::check_output("export directory", &to, &[], &dir)?;
             let memory = open_existing(&dir)?;
             let options = strataflow::interchange::export::ExportOptions { tenant, since };
             let manifest = memory.export_parquet(&to, &options, profile.as_deref())?;
-            writeln!(
-                out,
-                "exported records {}..={} to {}:",
-                manifest.since_seq + 1,
-                manifest.through_seq,
-                to.display()
-            )?;
-            for (file, rows) in &manifest.files {
-                writeln!(out, "  {file:<26} {rows:>10} rows")?;
-            }
-            writeln!(
-                out,
-                "views of profile `{}`:",
-                // default: An export without views has no profile: printed as "".
-                manifest.profile.as_deref().unwrap_or_default()
-            )?;
-            for (file, rows) in &manifest.views {
-                writeln!(out, "  {file:<26} {rows:>10} rows")?;
+            if json {
+                render::json(&mut out, &manifest)?;
+            } else {
+                writeln!(
+                    out,
+                    "exported records {}..={} to {}:",
+                    manifest.since_seq + 1,
+                    manifest.through_seq,
+                    to.display()
+                )?;
+                for (file, rows) in &manifest.files {
+                    writeln!(out, "  {file:<26} {rows:>10} rows")?;
+                }
+                writeln!(
+                    out,
+                    "views of profile `{}`:",
+                    // default: An export without views has no profile: printed as "".
+                    manifest.profile.as_deref().unwrap_or_default()
+                )?;
+                for (file, rows) in &manifest.views {
+                    writeln!(out, "  {file:<26} {rows:>10} rows")?;
+                }
             }
         }
         Command::Diff {

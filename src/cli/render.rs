@@ -16,6 +16,11 @@ use strataflow::{
 };
 use strataflow::{ExternalImportReport, UndoReport};
 
+/// `value` as one pretty-printed JSON document and a line break.
+pub fn json(out: &mut dyn Write, value: &impl serde::Serialize) -> io::Result<()> {
+    json_line(out, value)
+}
+
 fn json_line(out: &mut dyn Write, value: &impl serde::Serialize) -> io::Result<()> {
     serde_json::to_writer_pretty(&mut *out, value).map_err(io::Error::other)?;
     writeln!(out)

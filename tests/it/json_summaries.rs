@@ -1,4 +1,5 @@
-//! The commands that write (`ingest`, `import locomo`, `resume`, `replay`,
+//! The commands that write (`init`, `gen -o`, `ingest`, `import locomo`,
+//! `resume`, `replay`, `export parquet`,
 //! `forget`/`restore`/`pin`/`unpin`) print one JSON document with
 //! `--json`, with the same figures as their text summary, so scripts need
 //! not parse prose.
@@ -94,4 +95,65 @@ fn import_and_governance_print_json() {
     assert_eq!(pinned["status"], "forgotten");
     assert_eq!(pinned["pinned"], true);
     assert_ne!(pinned["record"], forgot["record"]);
+}
+
+/// `init`, `gen -o` and `export parquet` print JSON with `--json`; `gen
+/// --json` without `-o` is refused (the archive is the standard output).
+#[test]
+fn init_gen_and_export_print_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+
+    let init = json(&data, &["init", "--block-turns", "4", "--json"]);
+    assert_eq!(init["data_dir"], data.to_str().unwrap());
+    assert_eq!(init["block_turns"], 4);
+
+    let archive = dir.path().join("gen.jsonl");
+    let generated = json(
+        &data,
+        &[
+            "gen",
+            "--messages",
+            "40",
+            "--threads",
+            "3",
+            "--seed",
+            "7",
+            "-o",
+            archive.to_str().unwrap(),
+            "--json",
+        ],
+    );
+    let written = std::fs::read_to_string(&archive).unwrap();
+    assert_eq!(generated["messages"], 40);
+    assert_eq!(generated["messages"], written.lines().count());
+    assert_eq!(generated["bytes"], written.len());
+    assert_eq!(generated["threads"], 3);
+    assert_eq!(generated["output"], archive.to_str().unwrap());
+    let refused = common::run(&data, &["gen", "--messages", "5", "--json"]);
+    assert!(!refused.status.success());
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("--output"),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
+
+    ok(
+        &data,
+        &[
+            "ingest",
+            archive.to_str().unwrap(),
+            "--no-derive",
+            "--quiet",
+        ],
+    );
+    let export = dir.path().join("export");
+    let manifest = json(
+        &data,
+        &["export", "parquet", export.to_str().unwrap(), "--json"],
+    );
+    assert_eq!(manifest["files"]["messages.parquet"], 40, "{manifest}");
+    let on_disk: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(export.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest, on_disk, "the printed manifest is the written one");
 }
