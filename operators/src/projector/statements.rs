@@ -461,8 +461,10 @@ type Matcher = (
 /// Version 3's patterns, in the order they run (each on every sentence
 /// before the next). A pattern with trigger words starts from one of them
 /// (its first test on a token is one of these words, and it changes
-/// nothing before), so it is skipped on a sentence that holds none: the
-/// same facts, edges and claims, without the walk.
+/// nothing before), or, for version 1's preferences, states a fact or
+/// claims a token only in a sentence that holds one; so it is skipped on a
+/// sentence that holds none: the same facts, edges and claims, without the
+/// walk (`skipping_untriggered_patterns_changes_nothing` checks).
 const MATCHERS: [Matcher; 21] = [
     (match_colleagues, Some(NAMED_VERBS)),
     (match_kinship, Some(&["my", "our"])),
@@ -494,10 +496,26 @@ const MATCHERS: [Matcher; 21] = [
             "studied",
         ]),
     ),
-    (match_preferences, None),
-    (match_identity, None),
-    (match_org_suffix, None),
-    (match_projects, None),
+    // Every fact it states needs one of its verbs (`love`, `can't stand`,
+    // `into`, `a fan of` …); it claims nothing before.
+    (
+        match_preferences,
+        Some(&[
+            "love", "like", "enjoy", "prefer", "adore", "hate", "dislike", "detest", "despise",
+            "loathe", "stand", "loves", "likes", "enjoys", "prefers", "adores", "hates",
+            "dislikes", "detests", "despises", "into", "fan",
+        ]),
+    ),
+    // From `i'm`, `im` or `i am`.
+    (match_identity, Some(&["i'm", "im", "i"])),
+    (
+        match_org_suffix,
+        Some(&["at", "for", "join", "joined", "from", "with", "by"]),
+    ),
+    (
+        match_projects,
+        Some(&["project", "work", "works", "working", "worked"]),
+    ),
     (
         match_migration,
         Some(&[
@@ -509,8 +527,53 @@ const MATCHERS: [Matcher; 21] = [
             "moving",
         ]),
     ),
-    (match_tools, None),
-    (match_places, None),
+    (
+        match_tools,
+        Some(&[
+            "use",
+            "uses",
+            "used",
+            "using",
+            "move",
+            "moved",
+            "moving",
+            "moves",
+            "switch",
+            "switched",
+            "switching",
+            "switches",
+            "migrate",
+            "migrated",
+            "migrating",
+            "migrates",
+            "upgrade",
+            "upgraded",
+            "upgrading",
+            "port",
+            "ported",
+            "porting",
+            "transitioned",
+            "transitioning",
+        ]),
+    ),
+    (
+        match_places,
+        Some(&[
+            "in",
+            "to",
+            "from",
+            "at",
+            "around",
+            "visited",
+            "visit",
+            "visiting",
+            "visits",
+            "toured",
+            "touring",
+            "explored",
+            "exploring",
+        ]),
+    ),
     (
         match_activities,
         Some(&[
