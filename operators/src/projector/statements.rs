@@ -1278,9 +1278,15 @@ pub(crate) mod tests {
                 events: batch,
                 attempt: 1,
             };
-            for extra in [None, Some(super::super::clauses::match_clauses as Extra)] {
+            for (extra, extra_walked) in [
+                (None, None),
+                (
+                    Some(super::super::clauses::match_clauses as Extra),
+                    Some(super::super::clauses::match_clauses_walked as Extra),
+                ),
+            ] {
                 let skipped = project_batch_with(&input, extra, true).unwrap();
-                let walked = project_batch_with(&input, extra, false).unwrap();
+                let walked = project_batch_with(&input, extra_walked, false).unwrap();
                 assert_eq!(skipped, walked);
                 compared += skipped.len();
             }
