@@ -558,10 +558,10 @@ pub fn is_question(sentence: &str) -> bool {
 
 /// Cues of a personal, memory-worthy statement: first person plus an
 /// action, plan, state or preference.
-pub fn is_first_person(words: &[String]) -> bool {
+pub fn is_first_person<W: AsRef<str>>(words: &[W]) -> bool {
     words.iter().any(|w| {
         matches!(
-            w.as_str(),
+            w.as_ref(),
             "i" | "i'm"
                 | "i've"
                 | "i'd"
@@ -579,11 +579,10 @@ pub fn is_first_person(words: &[String]) -> bool {
 
 /// Verbs and phrases that mark something that happened, is planned or is
 /// a lasting fact about the speaker.
-pub fn has_event_cue(words: &[String]) -> bool {
+pub fn has_event_cue<W: AsRef<str>>(words: &[W]) -> bool {
     static SET: WordSet = WordSet::new(EVENT_WORDS);
-    words.iter().any(|w| {
-        SET.contains(w)
-            || (w.len() >= 5 && w.ends_with("ed") && !NOT_VERBS_ED.contains(&w.as_str()))
+    words.iter().map(AsRef::as_ref).any(|w| {
+        SET.contains(w) || (w.len() >= 5 && w.ends_with("ed") && !NOT_VERBS_ED.contains(&w))
     })
 }
 
@@ -683,15 +682,15 @@ pub fn is_chatter(sentence: &str) -> bool {
 }
 
 /// [`is_chatter`] on a sentence's [`words`] `w`.
-pub fn is_chatter_words(w: &[String]) -> bool {
+pub fn is_chatter_words<W: AsRef<str>>(w: &[W]) -> bool {
     if w.is_empty() {
         return true;
     }
-    w.iter().all(|x| is_stop_word(x))
+    w.iter().all(|x| is_stop_word(x.as_ref()))
         || (w.len() <= 4
             && w.iter().any(|x| {
                 matches!(
-                    x.as_str(),
+                    x.as_ref(),
                     "congrats"
                         | "congratulations"
                         | "amazing"

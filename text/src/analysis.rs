@@ -14,7 +14,7 @@
 //! let a = strataflow_text::Analysis::of(text);
 //! let sentences: Vec<&str> = a.sentences.iter().map(|s| s.text(text)).collect();
 //! assert_eq!(sentences, ["My mentor Dr. Patel joined.", "She's kind."]);
-//! assert_eq!(a.sentences[1].words, ["she's", "kind"]);
+//! assert_eq!(a.sentences[1].words().collect::<Vec<_>>(), ["she's", "kind"]);
 //! ```
 
 /// The analysis of one text (see the module docs).
@@ -32,8 +32,13 @@ pub struct AnalysedSentence {
     /// Byte offset just after its last character.
     pub end: usize,
     /// Its words ([`crate::tokens::words`] of the sentence), folded
-    /// ([`crate::Token::folded`]).
-    pub words: Vec<String>,
+    /// ([`crate::Token::folded`]), one after the other in one string (one
+    /// allocation per sentence, not one per word): see
+    /// [`AnalysedSentence::words`].
+    folded: String,
+    /// Where each word ends in `folded` (each starts where the one before
+    /// it ends).
+    ends: Vec<u32>,
 }
 
 impl Analysis {
@@ -41,30 +46,43 @@ impl Analysis {
     pub fn of(text: &str) -> Self {
         let sentences = crate::sentences::split(text)
             .into_iter()
-            .map(|s| AnalysedSentence {
-                start: s.start,
-                end: s.end,
-                words: folded_words(s.text),
+            .map(|s| {
+                let (folded, ends) = folded_words(s.text);
+                AnalysedSentence {
+                    start: s.start,
+                    end: s.end,
+                    folded,
+                    ends,
+                }
             })
             .collect();
         Self { sentences }
     }
 }
 
-/// [`crate::tokens::words`] of `text`, folded ([`crate::Token::folded`]);
-/// an ASCII text is read as bytes (the same words: for an ASCII character
-/// `char::is_alphanumeric` is `u8::is_ascii_alphanumeric`, its lowercase
-/// the ASCII one, and `'` the only apostrophe).
-fn folded_words(text: &str) -> Vec<String> {
+/// [`crate::tokens::words`] of `text`, folded ([`crate::Token::folded`]),
+/// one after the other, and where each ends; an ASCII text is read as
+/// bytes (the same words: for an ASCII character `char::is_alphanumeric`
+/// is `u8::is_ascii_alphanumeric`, its lowercase the ASCII one, and `'`
+/// the only apostrophe).
+fn folded_words(text: &str) -> (String, Vec<u32>) {
+    let mut folded = String::with_capacity(text.len());
+    // About one word per five bytes: room for most sentences' words at once.
+    let mut ends = Vec::with_capacity(text.len() / 5 + 1);
+    // A sentence is far below 4 GiB; one that is not keeps the words that fit.
+    let mut push = |folded: &mut String, word: &str| {
+        folded.push_str(word);
+        if let Ok(end) = u32::try_from(folded.len()) {
+            ends.push(end);
+        }
+    };
     if !text.is_ascii() {
-        return crate::tokens::words(text)
-            .iter()
-            .map(crate::Token::folded)
-            .collect();
+        for token in crate::tokens::words(text) {
+            push(&mut folded, &token.folded());
+        }
+        return (folded, ends);
     }
     let bytes = text.as_bytes();
-    // About one word per five bytes: room for most sentences' words at once.
-    let mut out = Vec::with_capacity(text.len() / 5 + 1);
     let alnum = |at: usize| bytes.get(at).is_some_and(u8::is_ascii_alphanumeric);
     let mut at = 0;
     while at < bytes.len() {
@@ -85,12 +103,35 @@ fn folded_words(text: &str) -> Vec<String> {
                 break;
             }
         }
-        out.extend(text.get(from..at).map(str::to_ascii_lowercase));
+        if let Some(word) = text.get(from..at) {
+            let start = folded.len();
+            push(&mut folded, word);
+            if let Some(added) = folded.get_mut(start..) {
+                added.make_ascii_lowercase();
+            }
+        }
     }
-    out
+    (folded, ends)
 }
 
 impl AnalysedSentence {
+    /// Its words, in order ([`crate::tokens::words`] of the sentence,
+    /// folded).
+    pub fn words(&self) -> impl ExactSizeIterator<Item = &str> + Clone + '_ {
+        self.ends.iter().enumerate().map(|(k, &end)| {
+            let start = k
+                .checked_sub(1)
+                .and_then(|before| self.ends.get(before))
+                .map_or(0, |&e| e as usize);
+            self.folded.get(start..end as usize).unwrap_or_default()
+        })
+    }
+
+    /// [`AnalysedSentence::words`] as a list (one allocation).
+    pub fn word_list(&self) -> Vec<&str> {
+        self.words().collect()
+    }
+
     /// The sentence's text in `text` (the text it was computed from; empty
     /// when the span is not in it).
     pub fn text<'a>(&self, text: &'a str) -> &'a str {
@@ -112,10 +153,21 @@ mod tests {
         assert_eq!(a.sentences.len(), split.len());
         for (s, t) in a.sentences.iter().zip(&split) {
             assert_eq!(s.text(text), t.text);
-            assert_eq!(s.words, words_by_tokens(t.text));
+            assert_eq!(s.word_list(), words_by_tokens(t.text));
         }
-        assert_eq!(a.sentences[1].words, ["it's", "3", "50", "today"]);
+        assert_eq!(a.sentences[1].word_list(), ["it's", "3", "50", "today"]);
         assert_eq!(Analysis::of(""), Analysis::default());
+    }
+
+    /// [`folded_words`] of `text`, one string per word.
+    fn split_words(text: &str) -> Vec<String> {
+        let (folded, ends) = folded_words(text);
+        let sentence = AnalysedSentence {
+            folded,
+            ends,
+            ..AnalysedSentence::default()
+        };
+        sentence.words().map(str::to_owned).collect()
     }
 
     /// [`crate::tokens::words`] of `text`, folded: what an analysis's
@@ -134,20 +186,20 @@ mod tests {
         fn the_words_are_the_folded_words_for_any_text(text in "(\\PC|[A-Za-z' ’.!?]){0,40}") {
             let a = Analysis::of(&text);
             for s in &a.sentences {
-                proptest::prop_assert_eq!(&s.words, &words_by_tokens(s.text(&text)));
+                proptest::prop_assert_eq!(s.word_list(), words_by_tokens(s.text(&text)));
             }
         }
 
         /// The byte path on texts dense in apostrophes, letters and digits.
         #[test]
         fn ascii_words_around_apostrophes_are_the_folded_words(text in "[a'B1 .-]{0,30}") {
-            proptest::prop_assert_eq!(folded_words(&text), words_by_tokens(&text));
+            proptest::prop_assert_eq!(split_words(&text), words_by_tokens(&text));
         }
 
         /// The byte path of ASCII text gives the folded words.
         #[test]
         fn ascii_words_read_as_bytes_are_the_folded_words(text in "[ -~\t\n]{0,40}") {
-            proptest::prop_assert_eq!(folded_words(&text), words_by_tokens(&text));
+            proptest::prop_assert_eq!(split_words(&text), words_by_tokens(&text));
         }
     }
 }

@@ -326,13 +326,14 @@ pub fn speaker_name(message: &Message) -> String {
 }
 
 /// Statements of one message that refer to one time.
-struct Group {
+struct Group<'a> {
     sentences: Vec<String>,
     time: Option<TimeExpression>,
     /// The [`words`] of the sentences, in order, when the version's
     /// selection read them (version 5), else empty: the words of the joined
-    /// sentences are those of each in turn (no word spans a space).
-    words: Vec<String>,
+    /// sentences are those of each in turn (no word spans a space). Borrowed
+    /// from the carried analysis when there is one.
+    words: Vec<Cow<'a, str>>,
     /// How many of [`Group::words`] are the first sentence's.
     first_words: usize,
 }
@@ -341,13 +342,13 @@ struct Group {
 /// count too (version 2; empty for version 1). `analysis`: the message's
 /// carried text analysis, read by the versions on the shared splitter
 /// (its sentences and words are theirs); else they split the text here.
-fn statement_groups(
-    message: &Message,
-    analysis: Option<&Analysis>,
+fn statement_groups<'a>(
+    message: &'a Message,
+    analysis: Option<&'a Analysis>,
     others: &[&str],
     version: Version,
-) -> Vec<Group> {
-    let mut groups: Vec<Group> = Vec::new();
+) -> Vec<Group<'a>> {
+    let mut groups: Vec<Group<'a>> = Vec::new();
     // A time stated in a sentence that is not itself a statement ("Last
     // night was amazing!", "Guess what I did this week?") dates the next
     // statement of the message that states no time of its own.
@@ -356,11 +357,11 @@ fn statement_groups(
     // (read by the third resolver only).
     let mut earlier: Vec<TimeExpression> = Vec::new();
     // Each sentence with its words when the carried analysis gives them.
-    let sentences: Vec<(&str, Option<&[String]>)> = match analysis {
+    let sentences: Vec<(&str, Option<Vec<&'a str>>)> = match analysis {
         Some(a) if version.splitter() == Splitter::Shared => a
             .sentences
             .iter()
-            .map(|s| (s.text(&message.content), Some(s.words.as_slice())))
+            .map(|s| (s.text(&message.content), Some(s.word_list())))
             .collect(),
         _ => version
             .splitter()
@@ -370,6 +371,7 @@ fn statement_groups(
             .collect(),
     };
     for (text, given) in sentences {
+        let given = given.as_deref();
         let best =
             resolve_best_after_words(text, given, &earlier, message.time, version.resolver());
         earlier.extend(best.iter().cloned());
@@ -429,28 +431,36 @@ fn is_statement(sentence: &str, states_time: bool, others: &[&str]) -> bool {
 /// (`given`).
 fn is_statement_given(
     sentence: &str,
-    given: Option<&[String]>,
+    given: Option<&[&str]>,
     states_time: bool,
     others: &[&str],
 ) -> bool {
     if is_question(sentence) {
         return false;
     }
-    let w = given_or_words(sentence, given);
-    if is_chatter_words(&w) || sentence.starts_with("[image:") {
-        return false;
+    fn past_question<W: AsRef<str>>(
+        sentence: &str,
+        w: &[W],
+        states_time: bool,
+        others: &[&str],
+    ) -> bool {
+        !(is_chatter_words(w) || sentence.starts_with("[image:"))
+            && is_statement_words(sentence, w, states_time, others)
     }
-    is_statement_words(sentence, &w, states_time, others)
-}
-
-/// The sentence's [`words`]: `given`, else computed.
-fn given_or_words<'a>(sentence: &str, given: Option<&'a [String]>) -> Cow<'a, [String]> {
-    given.map_or_else(|| Cow::Owned(words(sentence)), Cow::Borrowed)
+    match given {
+        Some(w) => past_question(sentence, w, states_time, others),
+        None => past_question(sentence, &words(sentence), states_time, others),
+    }
 }
 
 /// [`is_statement`] past its question and chatter test, on the sentence's
 /// [`words`] `w`.
-fn is_statement_words(sentence: &str, w: &[String], states_time: bool, others: &[&str]) -> bool {
+fn is_statement_words<W: AsRef<str>>(
+    sentence: &str,
+    w: &[W],
+    states_time: bool,
+    others: &[&str],
+) -> bool {
     if w.len() < 3 {
         return false;
     }
@@ -464,21 +474,30 @@ fn is_statement_words(sentence: &str, w: &[String], states_time: bool, others: &
 /// Version 5's choice of a sentence: `(is_statement || is_self_statement)
 /// && !is_pleasantry`, with the question and chatter tests and the words
 /// of the sentence computed once; the words of a sentence taken.
-fn taken_words_v5(
+fn taken_words_v5<'a>(
     sentence: &str,
-    given: Option<&[String]>,
+    given: Option<&[&'a str]>,
     states_time: bool,
     others: &[&str],
-) -> Option<Vec<String>> {
+) -> Option<Vec<Cow<'a, str>>> {
     if is_question(sentence) || sentence.starts_with("[image:") {
         return None;
     }
-    let w = given_or_words(sentence, given);
-    let taken = !is_chatter_words(&w)
-        && (is_statement_words(sentence, &w, states_time, others)
-            || is_self_statement_words(sentence, &w, others))
-        && !is_pleasantry_words(&w);
-    taken.then(|| w.into_owned())
+    fn taken<W: AsRef<str>>(sentence: &str, w: &[W], states_time: bool, others: &[&str]) -> bool {
+        !is_chatter_words(w)
+            && (is_statement_words(sentence, w, states_time, others)
+                || is_self_statement_words(sentence, w, others))
+            && !is_pleasantry_words(w)
+    }
+    match given {
+        Some(w) => taken(sentence, w, states_time, others)
+            .then(|| w.iter().map(|&x| Cow::Borrowed(x)).collect()),
+        None => {
+            let w = words(sentence);
+            taken(sentence, &w, states_time, others)
+                .then(|| w.into_iter().map(Cow::Owned).collect())
+        }
+    }
 }
 
 /// An informative self-statement (version 5): not a question, a reaction,
@@ -495,11 +514,11 @@ pub fn is_self_statement(sentence: &str, others: &[&str]) -> bool {
 
 /// [`is_self_statement`] past its question and chatter test, on the
 /// sentence's [`words`] `w`.
-fn is_self_statement_words(sentence: &str, w: &[String], others: &[&str]) -> bool {
+fn is_self_statement_words<W: AsRef<str>>(sentence: &str, w: &[W], others: &[&str]) -> bool {
     // Leading interjections ("Yeah, I painted that …") are no subject.
     let start = w
         .iter()
-        .position(|x| !INTERJECTION_SET.contains(x))
+        .position(|x| !INTERJECTION_SET.contains(x.as_ref()))
         .unwrap_or(w.len());
     let Some(rest) = w.get(start..) else {
         return false;
@@ -507,7 +526,7 @@ fn is_self_statement_words(sentence: &str, w: &[String], others: &[&str]) -> boo
     if rest.len() < 4 {
         return false;
     }
-    let first = rest.first().map_or("", String::as_str);
+    let first = rest.first().map_or("", AsRef::as_ref);
     if NON_STATEMENT_START_SET.contains(first) {
         return false;
     }
@@ -517,8 +536,9 @@ fn is_self_statement_words(sentence: &str, w: &[String], others: &[&str]) -> boo
 
 /// Words of a sentence that carry information: not stop words, not
 /// interjections, pronouns or feeling words, of three letters or more.
-pub fn informative_words(w: &[String]) -> usize {
+pub fn informative_words<W: AsRef<str>>(w: &[W]) -> usize {
     w.iter()
+        .map(AsRef::as_ref)
         .filter(|x| {
             x.chars().filter(|c| c.is_alphabetic()).count() >= 3
                 && !is_stop_word(x)
@@ -590,14 +610,14 @@ static PRONOUN_SET: WordSet = WordSet::new(PRONOUNS);
 /// does not count.
 ///
 /// `w`: the sentence's [`words`].
-fn names_another(sentence: &str, w: &[String], others: &[&str]) -> bool {
+fn names_another<W: AsRef<str>>(sentence: &str, w: &[W], others: &[&str]) -> bool {
     let Some(raw) = sentence.split_whitespace().next() else {
         return false;
     };
     // Said to the one other person of the block, about them.
     if others.len() == 1
         && w.iter()
-            .any(|w| matches!(w.as_str(), "you" | "you've" | "you're" | "your"))
+            .any(|w| matches!(w.as_ref(), "you" | "you've" | "you're" | "your"))
     {
         return true;
     }
@@ -614,19 +634,20 @@ fn names_another(sentence: &str, w: &[String], others: &[&str]) -> bool {
         })
 }
 
-fn is_progressive(w: &[String]) -> bool {
+fn is_progressive<W: AsRef<str>>(w: &[W]) -> bool {
     w.windows(2).any(|p| match p {
         [a, b] => {
-            matches!(a.as_str(), "i'm" | "we're" | "am" | "are" | "currently") && b.ends_with("ing")
+            matches!(a.as_ref(), "i'm" | "we're" | "am" | "are" | "currently")
+                && b.as_ref().ends_with("ing")
         }
         _ => false,
-    }) || w.iter().any(|x| x == "currently")
+    }) || w.iter().any(|x| x.as_ref() == "currently")
 }
 
-fn is_preference(w: &[String]) -> bool {
+fn is_preference<W: AsRef<str>>(w: &[W]) -> bool {
     w.iter().any(|x| {
         matches!(
-            x.as_str(),
+            x.as_ref(),
             "love" | "like" | "prefer" | "enjoy" | "hate" | "favorite" | "favourite"
         )
     })
@@ -636,15 +657,15 @@ fn event_of(
     input: &ExtractionInput<'_>,
     message_id: RecordId,
     message: &Message,
-    group: &Group,
+    group: &Group<'_>,
     people: &[String],
     version: Version,
 ) -> Event {
     let speaker = speaker_name(message);
     let text = group.sentences.join(" ");
-    let joined;
-    let w: &[String] = if group.words.is_empty() {
-        joined = words(&text);
+    let joined: Vec<Cow<'_, str>>;
+    let w: &[Cow<'_, str>] = if group.words.is_empty() {
+        joined = words(&text).into_iter().map(Cow::Owned).collect();
         &joined
     } else {
         &group.words
@@ -767,8 +788,8 @@ fn mention_day(t: SourceTime) -> (Timestamp, Timestamp) {
     (Timestamp(start), Timestamp(start + DAY - 1))
 }
 
-fn occurrence(w: &[String], tense: Tense) -> Occurrence {
-    let has = |x: &str| w.iter().any(|y| y == x);
+fn occurrence<W: AsRef<str>>(w: &[W], tense: Tense) -> Occurrence {
+    let has = |x: &str| w.iter().any(|y| y.as_ref() == x);
     if has("cancelled") || has("canceled") || has("cancel") || (has("called") && has("off")) {
         Occurrence::Cancelled
     } else if tense == Tense::Future {
@@ -780,10 +801,10 @@ fn occurrence(w: &[String], tense: Tense) -> Occurrence {
     }
 }
 
-fn event_type(w: &[String], status: Occurrence) -> EventType {
+fn event_type<W: AsRef<str>>(w: &[W], status: Occurrence) -> EventType {
     let any = |list: &[&str]| {
-        w.iter().any(|x| {
-            list.contains(&x.as_str())
+        w.iter().map(AsRef::as_ref).any(|x| {
+            list.contains(&x)
                 || list
                     .iter()
                     .any(|p| p.ends_with('*') && x.starts_with(p.trim_end_matches('*')))
@@ -846,8 +867,8 @@ fn event_type(w: &[String], status: Occurrence) -> EventType {
     }
 }
 
-fn criticality(w: &[String]) -> Criticality {
-    let any = |list: &[&str]| w.iter().any(|x| list.contains(&x.as_str()));
+fn criticality<W: AsRef<str>>(w: &[W]) -> Criticality {
+    let any = |list: &[&str]| w.iter().any(|x| list.contains(&x.as_ref()));
     if any(&[
         "allergic",
         "allergy",
@@ -873,17 +894,17 @@ fn criticality(w: &[String]) -> Criticality {
     }
 }
 
-fn topic_words(w: &[String]) -> Vec<String> {
+fn topic_words<W: AsRef<str>>(w: &[W]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    for x in w {
+    for x in w.iter().map(AsRef::as_ref) {
         // Fewer than four bytes is fewer than four characters.
         if x.len() >= 4
             && x.chars().count() >= 4
             && !is_stop_word(x)
             && x.chars().all(char::is_alphabetic)
-            && !out.contains(x)
+            && !out.iter().any(|o| o == x)
         {
-            out.push(x.clone());
+            out.push(x.to_owned());
         }
     }
     out
@@ -1073,17 +1094,17 @@ pub fn is_pleasantry(sentence: &str) -> bool {
 }
 
 /// [`is_pleasantry`] on a sentence's [`words`] `w`.
-fn is_pleasantry_words(w: &[String]) -> bool {
+fn is_pleasantry_words<W: AsRef<str>>(w: &[W]) -> bool {
     let start = w
         .iter()
-        .position(|x| !INTERJECTION_SET.contains(x))
+        .position(|x| !INTERJECTION_SET.contains(x.as_ref()))
         .unwrap_or(w.len());
     let mut rest = w.get(start..).unwrap_or_default();
     // "Sounds good, have a lovely trip!"
-    if rest.first().is_some_and(|x| x == "sounds") {
+    if rest.first().is_some_and(|x| x.as_ref() == "sounds") {
         rest = rest.get(2..).unwrap_or_default();
     }
-    let at = |i: usize| rest.get(i).map_or("", String::as_str);
+    let at = |i: usize| rest.get(i).map_or("", AsRef::as_ref);
     matches!(
         at(0),
         "enjoy" | "have" | "say" | "feel" | "safe" | "good" | "best" | "happy" | "give" | "wishing"
@@ -1111,10 +1132,10 @@ fn is_acknowledgement(sentence: &str) -> bool {
 
 /// A completion word ("done", "finished") inside a wish or plan ("wants
 /// the cutover done", "needs it finished by Friday", version 5).
-fn is_wished_completion(w: &[String]) -> bool {
+fn is_wished_completion<W: AsRef<str>>(w: &[W]) -> bool {
     let wish = w.iter().position(|x| {
         matches!(
-            x.as_str(),
+            x.as_ref(),
             "want"
                 | "wants"
                 | "wanted"
@@ -1133,7 +1154,7 @@ fn is_wished_completion(w: &[String]) -> bool {
     wish.is_some_and(|i| {
         w.iter()
             .skip(i + 1)
-            .any(|x| matches!(x.as_str(), "done" | "finished" | "completed"))
+            .any(|x| matches!(x.as_ref(), "done" | "finished" | "completed"))
     })
 }
 

@@ -134,8 +134,8 @@ fn tense_of(toks: &[Tok]) -> Tense {
 /// [`detect_tense`] over a text's folded words
 /// ([`strataflow_text::tokens::words`], [`strataflow_text::Token::folded`]:
 /// the `lower` of the tokens it reads).
-pub fn tense_of_words(words: &[String]) -> Tense {
-    tense_by(words.len(), |k| words.get(k).map_or("", String::as_str))
+pub fn tense_of_words<W: AsRef<str>>(words: &[W]) -> Tense {
+    tense_by(words.len(), |k| words.get(k).map_or("", AsRef::as_ref))
 }
 
 /// [`detect_tense`] over `count` words, the `k`-th folded word given by
@@ -366,7 +366,7 @@ pub fn resolve_best_after(
 /// the work.
 pub fn resolve_best_after_words(
     text: &str,
-    words: Option<&[String]>,
+    words: Option<&[&str]>,
     earlier: &[TimeExpression],
     mention: SourceTime,
     resolver: Resolver,
@@ -3187,12 +3187,17 @@ mod tests {
                     let mut earlier: Vec<TimeExpression> = Vec::new();
                     for s in &analysis.sentences {
                         let sentence = s.text(text);
-                        let given = Some(s.words.as_slice());
-                        let with =
-                            resolve_best_after_words(sentence, given, &earlier, at, resolver);
+                        let words = s.word_list();
+                        let with = resolve_best_after_words(
+                            sentence,
+                            Some(&words),
+                            &earlier,
+                            at,
+                            resolver,
+                        );
                         let without = resolve_best_after(sentence, &earlier, at, resolver);
                         assert_eq!(with, without, "{sentence:?} under {resolver:?}");
-                        skipped += usize::from(!s.words.iter().any(|w| is_anchor(w)));
+                        skipped += usize::from(!s.words().any(is_anchor));
                         sentences += 1;
                         earlier.extend(without);
                     }
