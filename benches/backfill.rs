@@ -73,8 +73,10 @@
 //!
 //! Importing the conversations (and deriving the summaries) is done before
 //! the clock starts, in a fresh directory per iteration; the timed
-//! derivation commits without fsync (`Durability::Buffered`), so that the
-//! figures are the operators' work, not the disk's. Besides the wall
+//! derivation runs on a new thread (as each in-memory pass does: no
+//! thread-local cache carries one derivation's texts into the next) and
+//! commits without fsync (`Durability::Buffered`), so that the figures are
+//! the operators' work, not the disk's. Besides the wall
 //! time, each derivation records the process CPU time it took (user +
 //! system of every thread, the log's background threads included) and the
 //! deriving thread's own, both in nanoseconds (the scheduler's run time
