@@ -60,12 +60,11 @@
 //!   projection's batch of events are read back from the log, and each
 //!   iteration calls the profile's extractor and projector on all of them
 //!   in memory, five passes per sample (the default profile's extractor
-//!   with the text analysis the pipeline computes for it). No log, no
-//!   directory: the figure is the operators' own work. Each pass runs on a
-//!   new thread, so no thread-local cache carries one pass's work into the
-//!   next. The timeline given to the extractor is empty (the earlier
-//!   events the pipeline would pass weigh on both profiles' conflict
-//!   checks only).
+//!   with the text analysis the pipeline computes for it, the key points of
+//!   the neighbouring blocks and the thread's earlier events, as the
+//!   derivation gave them). No log, no directory: the figure is the
+//!   operators' own work. Each pass runs on a new thread, so no
+//!   thread-local cache carries one pass's work into the next.
 //!
 //! Each iteration derives under both profiles, in alternating order, each
 //! in its own fresh directory, so that a change of the machine's load
@@ -469,12 +468,18 @@ fn alternate(
     total
 }
 
-/// One extraction's inputs, read back from the log.
+/// One extraction's inputs, read back from the log: what the derivation
+/// gave the extractor.
 struct ExtractionParts {
     id: strataflow::log::RecordId,
     block: strataflow::log::record::Block,
     messages: Vec<(strataflow::log::RecordId, strataflow::log::record::Message)>,
     summary: strataflow::log::record::BlockSummary,
+    /// The key points of the thread's blocks before and after it.
+    neighbour_key_points: [Option<Vec<String>>; 2],
+    /// The events of the thread's earlier blocks (the latest
+    /// `TIMELINE_LIMIT`), as the derivation kept them.
+    timeline: Vec<(strataflow::log::RecordId, strataflow::log::record::Event)>,
 }
 
 /// A profile's operators and what they were given in a derivation of the
@@ -511,6 +516,28 @@ fn operator_work() -> (OperatorWork, OperatorWork, u64) {
         }
         records.insert(stored.id, stored.record);
     }
+    // Each thread's blocks in order, and each block's key points (one
+    // summarizer serves both profiles).
+    let mut blocks: BTreeMap<(String, String), BTreeMap<u32, strataflow::log::RecordId>> =
+        BTreeMap::new();
+    for (id, record) in &records {
+        if let Record::Block(b) = record {
+            blocks
+                .entry((b.tenant.clone(), b.thread.clone()))
+                .or_default()
+                .insert(b.ordinal, *id);
+        }
+    }
+    let key_points: BTreeMap<strataflow::log::RecordId, Vec<String>> = runs
+        .iter()
+        .filter_map(|run| match (run.inputs.first(), run.outputs.first()) {
+            (Some(block), Some(out)) => match records.get(out) {
+                Some(Record::BlockSummary(s)) => Some((*block, s.key_points.clone())),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect();
     let registry = Registry::builtin();
     let work = |profile: &Profile| {
         let operators = registry.resolve(profile).expect("built-in operators");
@@ -520,6 +547,9 @@ fn operator_work() -> (OperatorWork, OperatorWork, u64) {
         );
         let mut extractions = Vec::new();
         let mut batches = Vec::new();
+        // Per thread, the events extracted so far, as the derivation keeps
+        // them (the latest `TIMELINE_LIMIT`).
+        let mut timelines: BTreeMap<(String, String), Vec<_>> = BTreeMap::new();
         for run in &runs {
             if run.operator == extractor {
                 let (Some(&id), Some(summary_id)) = (run.inputs.first(), run.inputs.get(1)) else {
@@ -538,12 +568,31 @@ fn operator_work() -> (OperatorWork, OperatorWork, u64) {
                         _ => panic!("a block's message is in the log"),
                     })
                     .collect();
+                let thread = (block.tenant.clone(), block.thread.clone());
+                let neighbour = |ordinal: Option<u32>| {
+                    let id = blocks.get(&thread)?.get(&ordinal?)?;
+                    key_points.get(id).cloned()
+                };
+                let timeline = timelines.entry(thread.clone()).or_default();
                 extractions.push(ExtractionParts {
                     id,
                     block: block.clone(),
                     messages,
                     summary: summary.clone(),
+                    neighbour_key_points: [
+                        neighbour(block.ordinal.checked_sub(1)),
+                        neighbour(block.ordinal.checked_add(1)),
+                    ],
+                    timeline: timeline.clone(),
                 });
+                timeline.extend(run.outputs.iter().filter_map(|id| match records.get(id) {
+                    Some(Record::Event(e)) => Some((*id, e.clone())),
+                    _ => None,
+                }));
+                let excess = timeline
+                    .len()
+                    .saturating_sub(strataflow::operators::operator::TIMELINE_LIMIT);
+                timeline.drain(..excess);
             } else if run.operator == projector {
                 batches.push(
                     run.inputs
@@ -625,9 +674,9 @@ fn operators_pass(work: &OperatorWork) {
                 analyses: analyses.as_deref(),
             },
             summary: &x.summary,
-            previous_key_points: None,
-            next_key_points: None,
-            timeline: &[],
+            previous_key_points: x.neighbour_key_points[0].as_deref(),
+            next_key_points: x.neighbour_key_points[1].as_deref(),
+            timeline: &x.timeline,
         };
         black_box(ops.extractor.extract(&input).expect("extract"));
     }
