@@ -164,20 +164,22 @@ pub fn find_time_expressions(text: &str, mention: SourceTime) -> Vec<TimeExpress
     find_time_expressions_with(text, mention, Resolver::V1)
 }
 
-/// [`find_time_expressions`] with a chosen resolver.
+/// [`find_time_expressions`] with a chosen resolver. Only [`Resolver::V1`]'s
+/// results are remembered: the summarizer reads with it, so the extractors
+/// on it read the same texts again; the later resolvers are read once per
+/// text (by the extractor of their version), and remembering their
+/// results would only cost the copies.
 pub fn find_time_expressions_with(
     text: &str,
     mention: SourceTime,
     resolver: Resolver,
 ) -> Vec<TimeExpression> {
+    if resolver != Resolver::V1 {
+        return find_uncached(text, mention, resolver);
+    }
     RECENT.with(|recent| {
         let mut recent = recent.borrow_mut();
-        let key = (
-            text.to_owned(),
-            mention.utc_ms,
-            mention.offset_minutes,
-            resolver,
-        );
+        let key = (text.to_owned(), mention.utc_ms, mention.offset_minutes);
         if let Some(found) = recent.get(&key) {
             return found.clone();
         }
@@ -195,7 +197,7 @@ pub fn find_time_expressions_with(
 const RECENT_TEXTS: usize = 2048;
 
 /// Key of a remembered text: the text and its mention time.
-type RecentKey = (String, i64, Option<i16>, Resolver);
+type RecentKey = (String, i64, Option<i16>);
 
 thread_local! {
     static RECENT: std::cell::RefCell<std::collections::HashMap<RecentKey, Vec<TimeExpression>>> =
