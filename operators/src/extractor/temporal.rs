@@ -392,17 +392,16 @@ pub fn resolve_best_after_words(
     if !crate::text::contains_any4_ascii_ci(text, [b"that", b"same"]) {
         return best;
     }
+    // The given words are the tokens' folded words (`tokenize` reads the
+    // same `strataflow_text::tokens::words`): a sentence whose words hold
+    // no anaphor is not tokenised.
+    if words.is_some_and(|w| anaphor_at(w.len(), |k| w.get(k).copied()).is_none()) {
+        return best;
+    }
     let toks = tokenize(text);
     let offset_ms = i64::from(mention.offset_minutes.unwrap_or(0)) * 60_000;
-    let anaphor = toks.windows(2).enumerate().find_map(|(i, w)| {
-        let [a, b] = w else { return None };
-        let day = match (a.lower.as_str(), b.lower.as_str()) {
-            ("that", d) => weekday_full(d).map(Some).or((d == "day").then_some(None))?,
-            ("same", "day") if i > 0 && toks.get(i - 1).is_some_and(|t| t.lower == "the") => None,
-            _ => return None,
-        };
-        Some((a.start, b.end, day))
-    });
+    let anaphor = anaphor_at(toks.len(), |k| toks.get(k).map(|t| t.lower.as_str()))
+        .and_then(|(i, day)| Some((toks.get(i)?.start, toks.get(i + 1)?.end, day)));
     let Some((start, end, weekday)) = anaphor else {
         return best;
     };
@@ -428,6 +427,23 @@ pub fn resolve_best_after_words(
         basis: TimeBasis::Relative,
         tense: antecedent.tense,
         year_basis: Some(YearBasis::Antecedent),
+    })
+}
+
+/// The first anaphoric day among `count` folded words (the `k`-th given by
+/// `word(k)`): "that Saturday" (a full weekday, with its weekday), "that
+/// day" or "the same day"; the index of its first word (`that` or `same`).
+fn anaphor_at<'a>(
+    count: usize,
+    word: impl Fn(usize) -> Option<&'a str>,
+) -> Option<(usize, Option<Weekday>)> {
+    (0..count.saturating_sub(1)).find_map(|i| {
+        let day = match (word(i)?, word(i + 1)?) {
+            ("that", d) => weekday_full(d).map(Some).or((d == "day").then_some(None))?,
+            ("same", "day") if i > 0 && word(i - 1) == Some("the") => None,
+            _ => return None,
+        };
+        Some((i, day))
     })
 }
 
