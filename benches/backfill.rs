@@ -545,7 +545,10 @@ fn time_operator_pairs(
     static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let legacy = || derivations_in_child(names.0, "legacy", summaries, iters);
     let default = || derivations_in_child(names.1, "default", summaries, iters);
-    if CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % 2 == 0 {
+    if CALLS
+        .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        .is_multiple_of(2)
+    {
         legacy() + default()
     } else {
         default() + legacy()
