@@ -31,10 +31,17 @@ pub struct AnalysedSentence {
     pub start: usize,
     /// Byte offset just after its last character.
     pub end: usize,
-    /// Its words ([`crate::tokens::words`] of the sentence), folded
-    /// ([`crate::Token::folded`]), one after the other in one string (one
-    /// allocation per sentence, not one per word): see
+    /// Its words ([`FoldedWords::of`] the sentence): see
     /// [`AnalysedSentence::words`].
+    words: FoldedWords,
+}
+
+/// A text's words ([`crate::tokens::words`]), folded
+/// ([`crate::Token::folded`]), one after the other in one string: one
+/// allocation for the text, not one per word.
+#[derive(Clone, Default, PartialEq, Eq, Debug)]
+pub struct FoldedWords {
+    /// The words, concatenated.
     folded: String,
     /// Where each word ends in `folded` (each starts where the one before
     /// it ends).
@@ -46,17 +53,37 @@ impl Analysis {
     pub fn of(text: &str) -> Self {
         let sentences = crate::sentences::split(text)
             .into_iter()
-            .map(|s| {
-                let (folded, ends) = folded_words(s.text);
-                AnalysedSentence {
-                    start: s.start,
-                    end: s.end,
-                    folded,
-                    ends,
-                }
+            .map(|s| AnalysedSentence {
+                start: s.start,
+                end: s.end,
+                words: FoldedWords::of(s.text),
             })
             .collect();
         Self { sentences }
+    }
+}
+
+impl FoldedWords {
+    /// The folded words of `text`.
+    pub fn of(text: &str) -> Self {
+        let (folded, ends) = folded_words(text);
+        Self { folded, ends }
+    }
+
+    /// The words, in order.
+    pub fn words(&self) -> impl ExactSizeIterator<Item = &str> + Clone + '_ {
+        self.ends.iter().enumerate().map(|(k, &end)| {
+            let start = k
+                .checked_sub(1)
+                .and_then(|before| self.ends.get(before))
+                .map_or(0, |&e| e as usize);
+            self.folded.get(start..end as usize).unwrap_or_default()
+        })
+    }
+
+    /// [`FoldedWords::words`] as a list (one allocation).
+    pub fn to_list(&self) -> Vec<&str> {
+        self.words().collect()
     }
 }
 
@@ -118,18 +145,12 @@ impl AnalysedSentence {
     /// Its words, in order ([`crate::tokens::words`] of the sentence,
     /// folded).
     pub fn words(&self) -> impl ExactSizeIterator<Item = &str> + Clone + '_ {
-        self.ends.iter().enumerate().map(|(k, &end)| {
-            let start = k
-                .checked_sub(1)
-                .and_then(|before| self.ends.get(before))
-                .map_or(0, |&e| e as usize);
-            self.folded.get(start..end as usize).unwrap_or_default()
-        })
+        self.words.words()
     }
 
     /// [`AnalysedSentence::words`] as a list (one allocation).
     pub fn word_list(&self) -> Vec<&str> {
-        self.words().collect()
+        self.words.to_list()
     }
 
     /// The sentence's text in `text` (the text it was computed from; empty
@@ -159,15 +180,9 @@ mod tests {
         assert_eq!(Analysis::of(""), Analysis::default());
     }
 
-    /// [`folded_words`] of `text`, one string per word.
+    /// [`FoldedWords::of`] `text`, one string per word.
     fn split_words(text: &str) -> Vec<String> {
-        let (folded, ends) = folded_words(text);
-        let sentence = AnalysedSentence {
-            folded,
-            ends,
-            ..AnalysedSentence::default()
-        };
-        sentence.words().map(str::to_owned).collect()
+        FoldedWords::of(text).words().map(str::to_owned).collect()
     }
 
     /// [`crate::tokens::words`] of `text`, folded: what an analysis's

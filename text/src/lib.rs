@@ -30,6 +30,6 @@ pub mod normalise;
 pub mod sentences;
 pub mod tokens;
 
-pub use analysis::{AnalysedSentence, Analysis};
+pub use analysis::{AnalysedSentence, Analysis, FoldedWords};
 pub use sentences::Sentence;
 pub use tokens::Token;

@@ -51,6 +51,7 @@
 
 use strataflow_record::Digest;
 use strataflow_record::record::{FactMode, GraphAssertion};
+use strataflow_text::FoldedWords;
 
 use super::statements::{FUNCTION_WORD_SET, clean_value};
 use super::{Builder, EventCtx, Key, NAME, Sent};
@@ -1131,15 +1132,12 @@ fn with_lowercase<R>(word: &str, f: impl FnOnce(&str) -> R) -> R {
 /// - a possession that is no thing: a person, an abstract or light head
 ///   noun, only vague words (`possessions: husband`, `possessions: serene
 ///   vibe`, `possessions: temp job`, `possessions: safe`).
-fn junk(key: &str, key_words: &[String], value: &str) -> bool {
+fn junk(key: &str, key_words: &[&str], value: &str) -> bool {
     let value_words: Vec<&str> = value.split_whitespace().collect();
     let Some(first) = value_words.first() else {
         return true;
     };
-    if key_words
-        .first()
-        .is_some_and(|w| INDEFINITES.contains(&w.as_str()))
-    {
+    if key_words.first().is_some_and(|w| INDEFINITES.contains(w)) {
         return true;
     }
     // Written in lowercase: `May trip` is a month. Activities, goals and
@@ -1182,7 +1180,7 @@ fn junk(key: &str, key_words: &[String], value: &str) -> bool {
     }
     let before_infinitive = || value_words.iter().take_while(|w| **w != "to");
     if !key_words.is_empty()
-        && key_words.iter().all(|w| LIGHT_KEYS.contains(&w.as_str()))
+        && key_words.iter().all(|w| LIGHT_KEYS.contains(w))
         && !before_infinitive().any(|w| topical(w))
     {
         return true;
@@ -1211,10 +1209,11 @@ fn junk(key: &str, key_words: &[String], value: &str) -> bool {
 
 /// How many distinct topic words ([`is_topic_word`]) a fact holds, key and
 /// value together, given its key's ([`key_topic_words`]).
-fn topic_words(key_topic: &[String], value: &str) -> usize {
-    let mut seen: Vec<String> = Vec::new();
-    for w in crate::text::words(value) {
-        if is_topic_word(&w) && !key_topic.contains(&w) && !seen.contains(&w) {
+fn topic_words(key_topic: &[&str], value: &str) -> usize {
+    let words = FoldedWords::of(value);
+    let mut seen: Vec<&str> = Vec::new();
+    for w in words.words() {
+        if is_topic_word(w) && !key_topic.contains(&w) && !seen.contains(&w) {
             seen.push(w);
         }
     }
@@ -1222,11 +1221,11 @@ fn topic_words(key_topic: &[String], value: &str) -> usize {
 }
 
 /// The distinct topic words of a fact's key, in order (see [`topic_words`]).
-fn key_topic_words(key_words: &[String]) -> Vec<String> {
-    let mut seen: Vec<String> = Vec::new();
-    for w in key_words {
-        if is_topic_word(w) && !seen.contains(w) {
-            seen.push(w.clone());
+fn key_topic_words<'a>(key_words: &[&'a str]) -> Vec<&'a str> {
+    let mut seen: Vec<&str> = Vec::new();
+    for &w in key_words {
+        if is_topic_word(w) && !seen.contains(&w) {
+            seen.push(w);
         }
     }
     seen
@@ -1243,7 +1242,8 @@ pub(super) fn drop_thin_facts(b: &mut Builder) {
     for acc in b.nodes.values_mut() {
         for fact in &mut acc.facts {
             let key = fact.key.as_str();
-            let key_words = crate::text::words(key);
+            let folded = FoldedWords::of(key);
+            let key_words = folded.to_list();
             let key_topic = key_topic_words(&key_words);
             let mut values: Vec<String> = Vec::new();
             for v in fact.values.drain(..).filter_map(trim_dangling_verb) {
