@@ -351,9 +351,9 @@ impl strataflow::operators::operator::Extractor for NoEvents {
 }
 
 /// A fresh directory holding the LoCoMo conversations (no derivation), the
-/// legacy profile beside the default one and, with `summaries`, every
-/// block's summary already derived. Returns the messages stored.
-fn operators_setup(dir: &Path, summaries: bool) -> (Memory, u64) {
+/// legacy profile beside the default one and every block's summary already
+/// derived by each summarizer of `summarizers`. Returns the messages stored.
+fn operators_setup(dir: &Path, summarizers: &[&str]) -> (Memory, u64) {
     use strataflow::operators::profile::Profile;
     let mut memory = Memory::open(dir).expect("open the data directory");
     memory.register_extractor(std::sync::Arc::new(NoEvents));
@@ -364,13 +364,6 @@ fn operators_setup(dir: &Path, summaries: bool) -> (Memory, u64) {
     memory
         .save_profile(&legacy)
         .expect("save the legacy profile");
-    memory
-        .save_profile(&Profile {
-            name: SUMMARIES_ONLY.to_owned(),
-            extractor: "bench-no-events@1".to_owned(),
-            ..Profile::legacy_default()
-        })
-        .expect("save the summaries-only profile");
     let mut options = memory.ingest_options().expect("default options");
     options.operators = None;
     options.durability = strataflow::log::Durability::Buffered;
@@ -382,7 +375,15 @@ fn operators_setup(dir: &Path, summaries: bool) -> (Memory, u64) {
             .expect("import LoCoMo")
             .stored;
     }
-    if summaries {
+    for summarizer in summarizers {
+        memory
+            .save_profile(&Profile {
+                name: SUMMARIES_ONLY.to_owned(),
+                summarizer: (*summarizer).to_owned(),
+                extractor: "bench-no-events@1".to_owned(),
+                ..Profile::legacy_default()
+            })
+            .expect("save the summaries-only profile");
         let stats = memory
             .derive(Some(SUMMARIES_ONLY), &memory.derive_options(), &mut |_| {})
             .expect("derive the summaries");
@@ -395,8 +396,15 @@ fn operators_setup(dir: &Path, summaries: bool) -> (Memory, u64) {
 /// fresh directory set up by [`operators_setup`]: its CPU (process and
 /// deriving thread), wall time and messages.
 fn derive_once(profile: Option<&str>, summaries: bool) -> OperatorRun {
+    use strataflow::operators::profile::Profile;
     let dir = fresh_dir();
-    let (memory, messages) = operators_setup(dir.path(), summaries);
+    // With `summaries`, the summaries of the profile's own summarizer.
+    let summarizer = match profile {
+        Some(_) => Profile::legacy_default().summarizer,
+        None => Profile::default_profile().summarizer,
+    };
+    let summarizers: &[&str] = if summaries { &[&summarizer] } else { &[] };
+    let (memory, messages) = operators_setup(dir.path(), summarizers);
     // No fsync: the operators' CPU is what is compared, not the disk.
     let options = strataflow::pipeline::derive::DeriveOptions {
         durability: strataflow::log::Durability::Buffered,
@@ -600,7 +608,7 @@ fn operator_work() -> (OperatorWork, OperatorWork, u64) {
     use strataflow::log::record::{Outcome, Record};
     use strataflow::operators::profile::{Profile, Registry};
     let dir = fresh_dir();
-    let (memory, messages) = operators_setup(dir.path(), true);
+    let (memory, messages) = operators_setup(dir.path(), &[]);
     let options = strataflow::pipeline::derive::DeriveOptions {
         durability: strataflow::log::Durability::Buffered,
         ..memory.derive_options()
@@ -621,8 +629,8 @@ fn operator_work() -> (OperatorWork, OperatorWork, u64) {
         }
         records.insert(stored.id, stored.record);
     }
-    // Each thread's blocks in order, and each block's key points (one
-    // summarizer serves both profiles).
+    // Each thread's blocks in order, and each block's key points under
+    // each summarizer.
     let mut blocks: BTreeMap<(String, String), BTreeMap<u32, strataflow::log::RecordId>> =
         BTreeMap::new();
     for (id, record) in &records {
@@ -633,11 +641,13 @@ fn operator_work() -> (OperatorWork, OperatorWork, u64) {
                 .insert(b.ordinal, *id);
         }
     }
-    let key_points: BTreeMap<strataflow::log::RecordId, Vec<String>> = runs
+    let key_points: BTreeMap<(&str, strataflow::log::RecordId), Vec<String>> = runs
         .iter()
         .filter_map(|run| match (run.inputs.first(), run.outputs.first()) {
             (Some(block), Some(out)) => match records.get(out) {
-                Some(Record::BlockSummary(s)) => Some((*block, s.key_points.clone())),
+                Some(Record::BlockSummary(s)) => {
+                    Some(((run.operator.as_str(), *block), s.key_points.clone()))
+                }
                 _ => None,
             },
             _ => None,
@@ -646,7 +656,8 @@ fn operator_work() -> (OperatorWork, OperatorWork, u64) {
     let registry = Registry::builtin();
     let work = |profile: &Profile| {
         let operators = registry.resolve(profile).expect("built-in operators");
-        let (extractor, projector) = (
+        let (summarizer, extractor, projector) = (
+            operators.summarizer.id().to_string(),
             operators.extractor.id().to_string(),
             operators.projector.id().to_string(),
         );
@@ -676,7 +687,7 @@ fn operator_work() -> (OperatorWork, OperatorWork, u64) {
                 let thread = (block.tenant.clone(), block.thread.clone());
                 let neighbour = |ordinal: Option<u32>| {
                     let id = blocks.get(&thread)?.get(&ordinal?)?;
-                    key_points.get(id).cloned()
+                    key_points.get(&(summarizer.as_str(), *id)).cloned()
                 };
                 let timeline = timelines.entry(thread.clone()).or_default();
                 extractions.push(ExtractionParts {

@@ -122,10 +122,10 @@ pub struct BlockInput<'a> {
     pub analyses: Option<&'a [strataflow_text::Analysis]>,
 }
 
-impl BlockInput<'_> {
+impl<'a> BlockInput<'a> {
     /// The carried analysis of message `index` of [`BlockInput::messages`],
     /// if the pipeline computed one for every message.
-    pub fn analysis(&self, index: usize) -> Option<&strataflow_text::Analysis> {
+    pub fn analysis(&self, index: usize) -> Option<&'a strataflow_text::Analysis> {
         self.analyses
             .filter(|a| a.len() == self.messages.len())
             .and_then(|a| a.get(index))
@@ -150,6 +150,13 @@ pub trait Summarizer: Send + Sync {
     /// Summarizes one block. The output's `tenant` and `block` fields are
     /// set by the caller.
     fn summarize(&self, block: &BlockInput<'_>) -> Result<BlockSummary, OperatorError>;
+    /// Whether [`Summarizer::summarize`] reads the carried text analysis
+    /// ([`BlockInput::analyses`]): the pipeline computes it only for an
+    /// operator that does, once per block for the summarizer and the
+    /// extractor. False unless a summarizer says otherwise.
+    fn reads_analysis(&self) -> bool {
+        false
+    }
     /// For a model-backed operator: the approximate input tokens of the one
     /// model request a run on `block` makes (for cost plans, before any
     /// call). `None`: the operator calls no model.
@@ -201,7 +208,8 @@ pub trait Extractor: Send + Sync {
     fn extract(&self, input: &ExtractionInput<'_>) -> Result<Extraction, OperatorError>;
     /// Whether [`Extractor::extract`] reads the carried text analysis
     /// ([`BlockInput::analyses`]): the pipeline computes it only for an
-    /// extractor that does. False unless an extractor says otherwise.
+    /// operator that does, once per block for the summarizer and the
+    /// extractor. False unless an extractor says otherwise.
     fn reads_analysis(&self) -> bool {
         false
     }

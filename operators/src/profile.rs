@@ -17,7 +17,7 @@ pub const DEFAULT_PROFILE: &str = "default";
 
 /// Summarizer of the profile a new data directory records as its default
 /// ([`Profile::default_profile`]).
-pub const DEFAULT_SUMMARIZER: &str = "heuristic-summarizer@1";
+pub const DEFAULT_SUMMARIZER: &str = "heuristic-summarizer@2";
 /// Extractor of the profile a new data directory records as its default.
 pub const DEFAULT_EXTRACTOR: &str = "heuristic-extractor@5";
 /// Projector of the profile a new data directory records as its default.

@@ -22,6 +22,7 @@
 //! A block is **ready** when its summary is stored and its extraction
 //! succeeded, validly returned nothing, or was skipped.
 
+use std::cell::OnceCell;
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 
@@ -32,6 +33,7 @@ use strataflow_log::record::{
 use strataflow_log::{Digest, Durability, RecordId, Store, StoreError};
 use strataflow_operators::operator::{BlockInput, OperatorId, TIMELINE_LIMIT};
 use strataflow_operators::profile::Operators;
+use strataflow_text::Analysis;
 
 use crate::stage::{self, ExtractionContext, StageRun};
 use strataflow_log::envelope::Encoded;
@@ -314,6 +316,9 @@ impl Run<'_> {
             self.stats.blocks += 1;
             let block = block(self.store, block_id)?;
             let messages = self.messages(&block)?;
+            // The messages' text analysis, computed once for the stages
+            // that run and read it (the summarizer and the extractor).
+            let analyses = std::cell::OnceCell::new();
             let input = BlockInput {
                 id: *block_id,
                 block: &block,
@@ -321,11 +326,12 @@ impl Run<'_> {
                 attempt: 1,
                 analyses: None,
             };
-            let Step::Done((summary_id, summary)) = self.summary(&input)? else {
+            let Step::Done((summary_id, summary)) = self.summary(&input, &analyses)? else {
                 continue;
             };
-            let Step::Done(events) =
-                self.extraction(&input, summary_id, &summary, &timeline, neighbours)?
+            let Step::Done(events) = self.extraction(
+                &input, &analyses, summary_id, &summary, &timeline, neighbours,
+            )?
             else {
                 continue;
             };
@@ -416,9 +422,10 @@ impl Run<'_> {
         Ok(run.output)
     }
 
-    fn summary(
+    fn summary<'a>(
         &mut self,
-        input: &BlockInput<'_>,
+        input: &BlockInput<'a>,
+        analyses: &'a OnceCell<Vec<Analysis>>,
     ) -> Result<Step<(RecordId, BlockSummary)>, DeriveError> {
         let state = summary_state(self.store, self.ops, &input.id)?;
         if let Some(done) = state.done {
@@ -440,16 +447,18 @@ impl Run<'_> {
         }
         self.stats.runs += 1;
         let attempt = state.failures + 1;
-        let run = stage::summarize(self.ops, input, attempt)?;
+        let input = stage::carrying(self.ops.summarizer.reads_analysis(), input, analyses);
+        let run = stage::summarize(self.ops, &input, attempt)?;
         Ok(match self.commit(key, attempt, run)? {
             Some(done) => Step::Done(done),
             None => Step::NotYet,
         })
     }
 
-    fn extraction(
+    fn extraction<'a>(
         &mut self,
-        input: &BlockInput<'_>,
+        input: &BlockInput<'a>,
+        analyses: &'a OnceCell<Vec<Analysis>>,
         summary_id: RecordId,
         summary: &BlockSummary,
         timeline: &[(RecordId, Event)],
@@ -489,7 +498,8 @@ impl Run<'_> {
             timeline,
         };
         let attempt = state.failures + 1;
-        let run = stage::extract(self.ops, input, &context, attempt)?;
+        let input = stage::carrying(self.ops.extractor.reads_analysis(), input, analyses);
+        let run = stage::extract(self.ops, &input, &context, attempt)?;
         Ok(match self.commit(key, attempt, run)? {
             Some(done) => Step::Done(done),
             None => Step::NotYet,

@@ -14,6 +14,7 @@ use strataflow_operators::operator::{
 };
 use strataflow_operators::profile::Operators;
 use strataflow_operators::validate;
+use strataflow_text::Analysis;
 
 /// Why a stage produced no run to append.
 #[derive(Debug, thiserror::Error)]
@@ -121,13 +122,46 @@ pub fn summary_attempt(ops: &Operators, input: &BlockInput<'_>, attempt: u32) ->
     }
 }
 
+/// The text analyses of `input`'s messages for an operator that reads them
+/// (`reads`) when the caller carried none, computed here; `None` when the
+/// operator does not read them or the caller carried them. A caller that
+/// runs the summarizer and the extractor of one block computes them once
+/// (with [`analyse_messages`]) and carries them to both.
+fn missing_analyses(reads: bool, input: &BlockInput<'_>) -> Option<Vec<Analysis>> {
+    (reads && input.analyses.is_none()).then(|| analyse_messages(input.messages))
+}
+
+/// `input` carrying the text analyses of its messages when an operator
+/// reads them (`reads`): those it already carries, else computed on first
+/// use into `computed`, which holds them for the block's other stages.
+pub fn carrying<'a>(
+    reads: bool,
+    input: &BlockInput<'a>,
+    computed: &'a std::cell::OnceCell<Vec<Analysis>>,
+) -> BlockInput<'a> {
+    let analyses = match input.analyses {
+        Some(carried) => Some(carried),
+        None => reads.then(|| {
+            computed
+                .get_or_init(|| analyse_messages(input.messages))
+                .as_slice()
+        }),
+    };
+    BlockInput { analyses, ..*input }
+}
+
 /// Summarizes a block (L0–L2), validated.
 pub fn summarize(
     ops: &Operators,
     input: &BlockInput<'_>,
     attempt: u32,
 ) -> Result<StageRun<(RecordId, BlockSummary)>, StageError> {
-    let input = &BlockInput { attempt, ..*input };
+    let analyses = missing_analyses(ops.summarizer.reads_analysis(), input);
+    let input = &BlockInput {
+        attempt,
+        analyses: analyses.as_deref().or(input.analyses),
+        ..*input
+    };
     let run = summary_attempt(ops, input, attempt);
     match ops
         .summarizer
@@ -195,11 +229,10 @@ pub fn extract(
             error: None,
         });
     }
-    // The text analysis of the block's messages, computed here once (in
-    // the worker that owns the thread) for an extractor that reads it,
-    // unless the caller carried one.
-    let analyses = (input.analyses.is_none() && ops.extractor.reads_analysis())
-        .then(|| analyse_messages(input.messages));
+    // The text analysis of the block's messages, computed here (in the
+    // worker that owns the thread) for an extractor that reads it, unless
+    // the caller carried one.
+    let analyses = missing_analyses(ops.extractor.reads_analysis(), input);
     let target = BlockInput {
         analyses: analyses.as_deref().or(input.analyses),
         ..*input

@@ -249,13 +249,21 @@ impl ThreadState {
         messages: &[(RecordId, Message)],
         produced: &mut Produced,
     ) -> Result<(), StageError> {
-        let input = BlockInput {
-            id: block_id,
-            block,
-            messages,
-            attempt: 1,
-            analyses: None,
-        };
+        // The messages' text analysis, computed once for the summarizer and
+        // the extractor when either reads it.
+        let analyses = std::cell::OnceCell::new();
+        let reads = ops.summarizer.reads_analysis() || ops.extractor.reads_analysis();
+        let input = stage::carrying(
+            reads,
+            &BlockInput {
+                id: block_id,
+                block,
+                messages,
+                attempt: 1,
+                analyses: None,
+            },
+            &analyses,
+        );
         let summary = {
             let _span = tracing::trace_span!("summarize", block = %block_id).entered();
             crate::pause::point("summarize");

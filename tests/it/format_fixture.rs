@@ -566,7 +566,7 @@ fn outputs_under_the_default_profile_of_a_new_directory_are_pinned() {
 }
 
 const DEFAULT_SAMPLE: Pinned = (
-    "ceb1cdfc4a76f6070f4b9bd5597a64263c888be17b18a7927fe42e7a6d489f2e",
+    "5f3b55e1fbd13f4057161c130e360244aa226e8e79953f400ceff4c58700fca0",
     192,
     &[
         (
@@ -592,7 +592,7 @@ const DEFAULT_SAMPLE: Pinned = (
     ],
 );
 const DEFAULT_LOCOMO: Pinned = (
-    "b51877669f28a4b120dfbcca9ca07c28455cc43fd3fb720815efd0760a04190e",
+    "84929bb432949fc5a17ab1e63a6a1d6f755ccc07be769cbab499b06f237aaf58",
     1578,
     &[
         (
@@ -618,7 +618,7 @@ const DEFAULT_LOCOMO: Pinned = (
     ],
 );
 const DEFAULT_GENERATED: Pinned = (
-    "a87cdbe8d490ec6eba597f52fb72292a8b45c193c9e0c9eda826e331942dfa0a",
+    "f9047388675a77bc06260f3e983b82b755ccd341942afa6e8e8c2826ff01866f",
     38552,
     &[
         (

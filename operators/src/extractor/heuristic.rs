@@ -1510,9 +1510,7 @@ mod tests {
     #[test]
     fn the_carried_analysis_extracts_what_the_raw_text_does() {
         use crate::operator::{BlockInput, analyse_messages};
-        use strataflow_record::record::{Block, BlockSummary};
-        let turns = crate::projector::heuristic::statements::tests::locomo_turns();
-        let time = SourceTime::parse_rfc3339("2023-05-08T13:56:00+00:00").unwrap();
+        use strataflow_record::record::BlockSummary;
         let extractors: [&dyn Extractor; 5] = [
             &HeuristicExtractor,
             &HeuristicExtractorV2,
@@ -1521,46 +1519,10 @@ mod tests {
             &HeuristicExtractorV5,
         ];
         let mut events = 0;
-        for (b, chunk) in turns.chunks(10).enumerate() {
-            let msgs: Vec<(RecordId, Message)> = chunk
-                .iter()
-                .enumerate()
-                .map(|(i, (speaker, text))| {
-                    let position = u64::try_from(b * 10 + i).unwrap();
-                    let mut id = [0u8; 32];
-                    id[..8].copy_from_slice(&position.to_be_bytes());
-                    let role = if i % 2 == 0 {
-                        Role::User
-                    } else {
-                        Role::Assistant
-                    };
-                    let message = Message {
-                        tenant: String::new(),
-                        thread: "t".into(),
-                        external_id: format!("m{position}"),
-                        position,
-                        role,
-                        speaker: Some(speaker.clone()),
-                        content: text.clone(),
-                        tool_calls: vec![],
-                        time,
-                    };
-                    (RecordId(id), message)
-                })
-                .collect();
-            let block = Block {
-                tenant: String::new(),
-                thread: "t".into(),
-                ordinal: u32::try_from(b).unwrap() + 1,
-                start_turn: 1,
-                end_turn: 5,
-                first_position: msgs.first().unwrap().1.position,
-                last_position: msgs.last().unwrap().1.position,
-                messages: msgs.iter().map(|(id, _)| *id).collect(),
-                time,
-                l4: String::new(),
-                l3: String::new(),
-            };
+        for (b, (block, msgs)) in crate::projector::heuristic::statements::tests::locomo_blocks()
+            .iter()
+            .enumerate()
+        {
             let summary = BlockSummary {
                 tenant: String::new(),
                 block: RecordId([9; 32]),
@@ -1570,13 +1532,13 @@ mod tests {
                 key_points: vec![],
                 should_extract: true,
             };
-            let analyses = analyse_messages(&msgs);
+            let analyses = analyse_messages(msgs);
             for extractor in extractors {
                 let [raw, carried] = [None, Some(analyses.as_slice())].map(|analyses| {
                     let target = BlockInput {
                         id: RecordId([8; 32]),
-                        block: &block,
-                        messages: &msgs,
+                        block,
+                        messages: msgs,
                         attempt: 1,
                         analyses,
                     };

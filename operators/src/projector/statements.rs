@@ -1227,6 +1227,65 @@ pub(crate) mod tests {
         turns
     }
 
+    /// [`locomo_turns`] as blocks of ten messages of one thread (users and
+    /// assistants in turn, all said at one time), each with its messages.
+    pub(crate) fn locomo_blocks() -> Vec<(
+        strataflow_record::record::Block,
+        Vec<(RecordId, strataflow_record::record::Message)>,
+    )> {
+        use strataflow_record::record::{Block, Message, Role};
+        use strataflow_record::time::SourceTime;
+        let time = SourceTime::parse_rfc3339("2023-05-08T13:56:00+00:00").expect("a time");
+        let turns = locomo_turns();
+        let mut blocks = Vec::new();
+        for (b, chunk) in turns.chunks(10).enumerate() {
+            let msgs: Vec<(RecordId, Message)> = chunk
+                .iter()
+                .enumerate()
+                .map(|(i, (speaker, text))| {
+                    let position = (b * 10 + i) as u64;
+                    let mut id = [0u8; 32];
+                    id[..8].copy_from_slice(&position.to_be_bytes());
+                    let role = if i % 2 == 0 {
+                        Role::User
+                    } else {
+                        Role::Assistant
+                    };
+                    let message = Message {
+                        tenant: String::new(),
+                        thread: "t".into(),
+                        external_id: format!("m{position}"),
+                        position,
+                        role,
+                        speaker: Some(speaker.clone()),
+                        content: text.clone(),
+                        tool_calls: vec![],
+                        time,
+                    };
+                    (RecordId(id), message)
+                })
+                .collect();
+            let (Some(first), Some(last)) = (msgs.first(), msgs.last()) else {
+                continue;
+            };
+            let block = Block {
+                tenant: String::new(),
+                thread: "t".into(),
+                ordinal: b as u32 + 1,
+                start_turn: 1,
+                end_turn: 5,
+                first_position: first.1.position,
+                last_position: last.1.position,
+                messages: msgs.iter().map(|(id, _)| *id).collect(),
+                time,
+                l4: String::new(),
+                l3: String::new(),
+            };
+            blocks.push((block, msgs));
+        }
+        blocks
+    }
+
     /// Every trigger word has a packed key, so every token's triggers hold
     /// all the patterns its word triggers.
     #[test]

@@ -22,17 +22,25 @@
 //! the same on the sentences of the shared splitter
 //! ([`strataflow_text::sentences`]: "Prof. Lee", "J. R. R. Tolkien", "cf."
 //! and closing quotes kept in their sentence); version 1 keeps its frozen
-//! splitter ([`crate::text::sentences`]).
+//! splitter ([`crate::text::sentences`]). Version 2 reads the carried text
+//! analysis of the block's messages ([`BlockInput::analyses`]) when the
+//! pipeline computed it (the extractors of the shared splitter read the
+//! same one): its sentences and their words are those of the splitter and
+//! of [`words`], so the summary is the one it writes from the raw text,
+//! without splitting and tokenising each message again.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use strataflow_record::Digest;
 use strataflow_record::record::{BlockSummary, Role};
+use strataflow_text::Analysis;
 
 use crate::extractor::temporal::find_time_expressions;
 use crate::operator::{BlockInput, OperatorError, OperatorId, Summarizer, config_hash};
 use crate::text::{
-    Splitter, clip, has_event_cue, is_chatter, is_first_person, is_question, is_stop_word, words,
+    Splitter, clip, has_event_cue, is_chatter, is_chatter_words, is_first_person, is_question,
+    is_stop_word, words,
 };
 
 /// The heuristic summarizer.
@@ -93,6 +101,70 @@ impl Summarizer for HeuristicSummarizerV2 {
 
     fn summarize(&self, block: &BlockInput<'_>) -> Result<BlockSummary, OperatorError> {
         summarize(block, Splitter::Shared)
+    }
+
+    fn reads_analysis(&self) -> bool {
+        true
+    }
+}
+
+/// The text of one message as the summarizer reads it: split by the
+/// version's splitter (and tokenised where a test needs the words), or
+/// taken from the carried analysis, which holds the shared splitter's
+/// sentences and their [`words`].
+#[derive(Clone, Copy)]
+enum MessageText<'a> {
+    Split(&'a str, Splitter),
+    Analysed(&'a str, &'a Analysis),
+}
+
+impl<'a> MessageText<'a> {
+    /// Message `index` of `block`, analysed when the pipeline carried the
+    /// analysis and the version splits as it does.
+    fn of(block: &BlockInput<'a>, index: usize, content: &'a str, splitter: Splitter) -> Self {
+        match block.analysis(index) {
+            Some(analysis) if splitter == Splitter::Shared => Self::Analysed(content, analysis),
+            _ => Self::Split(content, splitter),
+        }
+    }
+
+    /// Calls `each` on every sentence, in order, with its words when the
+    /// text is analysed and `with_words`.
+    fn each_sentence(self, with_words: bool, mut each: impl FnMut(&'a str, Option<&[&'a str]>)) {
+        match self {
+            Self::Split(content, splitter) => {
+                for s in splitter.sentences(content) {
+                    each(s.text, None);
+                }
+            }
+            Self::Analysed(content, analysis) => {
+                for s in &analysis.sentences {
+                    let words = with_words.then(|| s.word_list());
+                    each(s.text(content), words.as_deref());
+                }
+            }
+        }
+    }
+
+    /// Calls `each` on every one of the [`words`] of the whole message.
+    /// An ASCII text's words are its sentences' words one after the other:
+    /// a word is a run of letters and digits (with inner apostrophes), a
+    /// sentence ends only after a character that is none of these, and the
+    /// text outside its sentences is whitespace or pieces without a letter
+    /// or digit (`message_words_are_its_sentences_words` checks).
+    fn each_word(self, mut each: impl FnMut(Cow<'a, str>)) {
+        match self {
+            Self::Analysed(content, analysis) if content.is_ascii() => {
+                for w in analysis.sentences.iter().flat_map(|s| s.words()) {
+                    each(Cow::Borrowed(w));
+                }
+            }
+            Self::Analysed(content, _) | Self::Split(content, _) => {
+                for w in words(content) {
+                    each(Cow::Owned(w));
+                }
+            }
+        }
     }
 }
 
@@ -176,28 +248,34 @@ fn join_names(names: &[String]) -> String {
 
 fn candidates(block: &BlockInput<'_>, splitter: Splitter) -> Vec<Candidate> {
     let mut out = Vec::new();
-    for (_, m) in block.messages {
+    for (index, (_, m)) in block.messages.iter().enumerate() {
         if !matches!(m.role, Role::User | Role::Assistant) {
             continue;
         }
         let speaker = speaker_of(m.role, m.speaker.as_deref());
-        for s in splitter.sentences(&m.content) {
-            if is_question(s.text) || is_chatter(s.text) || s.text.starts_with("[image:") {
-                continue;
+        MessageText::of(block, index, &m.content, splitter).each_sentence(true, |text, given| {
+            let chatter = || given.map_or_else(|| is_chatter(text), is_chatter_words);
+            if is_question(text) || chatter() || text.starts_with("[image:") {
+                return;
             }
-            let w = words(s.text);
-            let eventful = is_first_person(&w) && has_event_cue(&w);
-            let timed = !find_time_expressions(s.text, m.time).is_empty();
-            let named = named_words(s.text).len().min(2);
+            let eventful = match given {
+                Some(w) => is_first_person(w) && has_event_cue(w),
+                None => {
+                    let w = words(text);
+                    is_first_person(&w) && has_event_cue(&w)
+                }
+            };
+            let timed = !find_time_expressions(text, m.time).is_empty();
+            let named = named_words(text).len().min(2);
             let score = u32::from(eventful) * 3 + u32::from(timed) * 2 + named as u32;
             out.push(Candidate {
                 speaker: speaker.clone(),
-                text: s.text.to_owned(),
+                text: text.to_owned(),
                 score,
                 eventful,
                 order: out.len(),
             });
-        }
+        });
     }
     out
 }
@@ -223,31 +301,32 @@ fn topic_tags(block: &BlockInput<'_>, speakers: &[String], splitter: Splitter) -
     let mut named: BTreeMap<String, (usize, usize)> = BTreeMap::new();
     let mut counts: BTreeMap<String, (usize, usize)> = BTreeMap::new();
     let mut order = 0usize;
-    for (_, m) in block.messages {
+    for (index, (_, m)) in block.messages.iter().enumerate() {
         if !matches!(m.role, Role::User | Role::Assistant) {
             continue;
         }
-        for s in splitter.sentences(&m.content) {
-            for n in named_words(s.text) {
+        let text = MessageText::of(block, index, &m.content, splitter);
+        text.each_sentence(false, |sentence, _| {
+            for n in named_words(sentence) {
                 if !speaker_words.contains(&n.to_lowercase()) {
                     let e = named.entry(n).or_insert((0, order));
                     e.0 += 1;
                     order += 1;
                 }
             }
-        }
-        for w in words(&m.content) {
+        });
+        text.each_word(|w| {
             if w.chars().count() >= 4
                 && !is_stop_word(&w)
                 && !has_event_cue(std::slice::from_ref(&w))
-                && !speaker_words.contains(&w)
+                && !speaker_words.iter().any(|s| *s == *w)
                 && w.chars().all(char::is_alphabetic)
             {
-                let e = counts.entry(w).or_insert((0, order));
+                let e = counts.entry(w.into_owned()).or_insert((0, order));
                 e.0 += 1;
                 order += 1;
             }
-        }
+        });
     }
     let rank = |m: BTreeMap<String, (usize, usize)>| {
         let mut v: Vec<(String, (usize, usize))> = m.into_iter().collect();
@@ -277,5 +356,72 @@ fn fallback_title(block: &BlockInput<'_>, speakers: &[String]) -> String {
         Some(text) => clip(&text, 80),
         None if !speakers.is_empty() => format!("Conversation of {}", join_names(speakers)),
         None => format!("Block {}", block.block.ordinal),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::operator::analyse_messages;
+    use strataflow_record::id::RecordId;
+
+    /// Each version given the carried text analysis of its messages
+    /// ([`analyse_messages`]) writes exactly the summary it writes from the
+    /// raw text: every LoCoMo turn in blocks of ten, and messages with
+    /// abbreviations, initials, quotes, line breaks and non-ASCII text.
+    #[test]
+    fn the_carried_analysis_summarizes_what_the_raw_text_does() {
+        use crate::projector::heuristic::statements::tests::locomo_blocks;
+        let mut blocks = locomo_blocks();
+        let (block, mut msgs) = blocks.first().cloned().unwrap();
+        for (m, text) in msgs.iter_mut().zip([
+            "I met Prof. Lee at the café yesterday. J. R. R. Tolkien was on the shelf!",
+            "We moved to São Paulo in 2019 — my sister Zoë said \"welcome home.\" Then we left.",
+            "I booked the trip…\nMonday 20 May: Sintra. Noted.",
+            "Naïve question: did you adopt the dog? I adopted Luna last week",
+            "我们去了北京。I visited Beijing last month, e.g. the Great Wall.",
+        ]) {
+            m.1.content = text.to_owned();
+        }
+        blocks.push((block, msgs));
+        let mut summaries = 0;
+        for (b, (block, msgs)) in blocks.iter().enumerate() {
+            let analyses = analyse_messages(msgs);
+            let summarizers: [&dyn Summarizer; 2] = [&HeuristicSummarizer, &HeuristicSummarizerV2];
+            for summarizer in summarizers {
+                let [raw, carried] = [None, Some(analyses.as_slice())].map(|analyses| {
+                    summarizer
+                        .summarize(&BlockInput {
+                            id: RecordId([8; 32]),
+                            block,
+                            messages: msgs,
+                            attempt: 1,
+                            analyses,
+                        })
+                        .unwrap()
+                });
+                assert_eq!(raw, carried, "{} on block {b}", summarizer.id());
+                summaries += usize::from(!raw.key_points.is_empty());
+            }
+        }
+        assert!(summaries > 100, "{summaries} summaries with key points");
+    }
+
+    proptest::proptest! {
+        /// The words of an ASCII text are its sentences' words one after the
+        /// other ([`MessageText::each_word`] reads them so).
+        #[test]
+        fn message_words_are_its_sentences_words(
+            text in "[a-zA-Z0-9 .,!?'\"()\\[\\]\n:;-]{0,80}"
+        ) {
+            let analysis = strataflow_text::Analysis::of(&text);
+            let joined: Vec<String> = analysis
+                .sentences
+                .iter()
+                .flat_map(|s| s.words().map(str::to_owned))
+                .collect();
+            proptest::prop_assert_eq!(words(&text), joined);
+        }
     }
 }
