@@ -43,16 +43,20 @@
 //!
 //! The group `operators` derives the same messages, the two LoCoMo
 //! conversations shipped for the tests (`tests/data/locomo`, 788 messages),
-//! under the legacy operators (`Profile::legacy_default`: extractor and
-//! projector `@1`) and under the default profile of a new directory
-//! (`Profile::default_profile`), in the same run:
+//! under the legacy operators (`Profile::legacy_default`: the `@1`s) and
+//! under the default profile of a new directory (`Profile::default_profile`:
+//! `heuristic-summarizer@2`, `heuristic-extractor@5`, `heuristic-projector@4`,
+//! the summarizer and the extractor reading one text analysis per block),
+//! in the same run:
 //!
 //! - `derive_legacy_then_default`: the whole derivation (`Memory::derive`:
 //!   summaries, events, graph assertions, their records) of the
 //!   conversations imported without derivation;
 //! - `extract_project_legacy_then_default`: the same with the summaries
-//!   already derived (shared by both profiles: one summarizer), so only
-//!   extraction and projection are timed.
+//!   already derived (each by the profile's own summarizer), so only
+//!   extraction and projection are timed (the default profile's text
+//!   analysis then falls to its extraction), as when a directory's events
+//!   are derived again under another extractor.
 //!
 //! - `operators_in_memory_legacy_then_default`: the operators alone. The
 //!   conversations are derived once under both profiles (before any
@@ -91,7 +95,9 @@
 //! of each thread, `/proc/self/task/*/schedstat`, so only on Linux); the table
 //! after criterion gives the CPU per message of each (total over its
 //! iterations) and the ratio of the default profile's to the legacy one's
-//! (the target of issue 16: at most 1.2).
+//! (the target of issue 16: at most 1.2), also as the ratio of the medians
+//! of the runs' CPU per message, which a run slowed by a neighbour on a
+//! shared machine does not move.
 //!
 //! # Running
 //!
