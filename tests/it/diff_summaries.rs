@@ -14,9 +14,9 @@ use strataflow::operators::operator::{
     BlockInput, OperatorError, OperatorId, Summarizer, config_hash,
 };
 use strataflow::operators::profile::Profile;
-use strataflow::operators::summarizer::HeuristicSummarizer;
+use strataflow::operators::summarizer::heuristic::HeuristicSummarizerV2;
 
-/// The heuristic summarizer with its titles in capitals.
+/// The default profile's summarizer with its titles in capitals.
 struct Loud;
 
 impl Summarizer for Loud {
@@ -27,7 +27,7 @@ impl Summarizer for Loud {
         config_hash(&self.id(), "{}")
     }
     fn summarize(&self, block: &BlockInput<'_>) -> Result<BlockSummary, OperatorError> {
-        let mut s = HeuristicSummarizer.summarize(block)?;
+        let mut s = HeuristicSummarizerV2.summarize(block)?;
         s.title = s.title.to_uppercase();
         Ok(s)
     }
