@@ -318,7 +318,7 @@ impl Run<'_> {
             let messages = self.messages(&block)?;
             // The messages' text analysis, computed once for the stages
             // that run and read it (the summarizer and the extractor).
-            let analyses = std::cell::OnceCell::new();
+            let analyses = OnceCell::new();
             let input = BlockInput {
                 id: *block_id,
                 block: &block,

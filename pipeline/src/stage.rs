@@ -334,6 +334,72 @@ mod tests {
         }
     }
 
+    /// `carrying` computes a block's analyses once, on the first stage
+    /// that reads them, hands the same ones to the next, keeps those the
+    /// caller carried, and computes none for stages that read none.
+    #[test]
+    fn carrying_analyses_the_messages_once_for_the_stages_that_read_them() {
+        use strataflow_log::record::{Block, Message, Role};
+        use strataflow_log::time::SourceTime;
+        let time = SourceTime::parse_rfc3339("2024-04-20T09:00:00+00:00").unwrap();
+        let messages: Vec<(RecordId, Message)> = ["I met Prof. Lee. We talked.", "Nice!"]
+            .iter()
+            .enumerate()
+            .map(|(i, text)| {
+                let message = Message {
+                    tenant: String::new(),
+                    thread: "t".into(),
+                    external_id: format!("m{i}"),
+                    position: i as u64,
+                    role: Role::User,
+                    speaker: None,
+                    content: (*text).to_owned(),
+                    tool_calls: vec![],
+                    time,
+                };
+                (RecordId([i as u8; 32]), message)
+            })
+            .collect();
+        let block = Block {
+            tenant: String::new(),
+            thread: "t".into(),
+            ordinal: 1,
+            start_turn: 1,
+            end_turn: 1,
+            first_position: 0,
+            last_position: 1,
+            messages: messages.iter().map(|(id, _)| *id).collect(),
+            time,
+            l4: String::new(),
+            l3: String::new(),
+        };
+        let input = BlockInput {
+            id: RecordId([9; 32]),
+            block: &block,
+            messages: &messages,
+            attempt: 1,
+            analyses: None,
+        };
+        let computed = std::cell::OnceCell::new();
+        assert!(carrying(false, &input, &computed).analyses.is_none());
+        assert!(computed.get().is_none(), "nothing computed for no reader");
+        let first = carrying(true, &input, &computed).analyses.unwrap();
+        assert_eq!(first, analyse_messages(&messages).as_slice());
+        assert_eq!(first.first().unwrap().sentences.len(), 2);
+        let second = carrying(true, &input, &computed).analyses.unwrap();
+        assert!(std::ptr::eq(first, second), "the same analyses, not again");
+        let other = std::cell::OnceCell::new();
+        let carried = BlockInput {
+            analyses: Some(first),
+            ..input
+        };
+        assert!(std::ptr::eq(
+            carrying(true, &carried, &other).analyses.unwrap(),
+            first
+        ));
+        assert!(other.get().is_none(), "a carried analysis is kept");
+    }
+
     fn recorded_error(run: &StageRun<()>) -> String {
         let last = run.records.last().unwrap();
         match last.record() {

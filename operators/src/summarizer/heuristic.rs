@@ -408,6 +408,40 @@ mod tests {
         assert!(summaries > 100, "{summaries} summaries with key points");
     }
 
+    /// Version 2 given the analysis reads it (not the raw text); version 1,
+    /// whose splitter is another, and a block whose analyses do not match
+    /// its messages, read the raw text.
+    #[test]
+    fn only_the_shared_splitter_reads_a_matching_analysis() {
+        use crate::projector::heuristic::statements::tests::locomo_blocks;
+        let blocks = locomo_blocks();
+        let (block, msgs) = blocks.first().unwrap();
+        let analyses = analyse_messages(msgs);
+        let input = |analyses| BlockInput {
+            id: RecordId([8; 32]),
+            block,
+            messages: msgs,
+            attempt: 1,
+            analyses,
+        };
+        let content = msgs.first().unwrap().1.content.as_str();
+        let full = input(Some(analyses.as_slice()));
+        let short = input(analyses.get(1..));
+        assert!(matches!(
+            MessageText::of(&full, 0, content, Splitter::Shared),
+            MessageText::Analysed(..)
+        ));
+        assert!(matches!(
+            MessageText::of(&full, 0, content, Splitter::V1),
+            MessageText::Split(..)
+        ));
+        assert!(matches!(
+            MessageText::of(&short, 0, content, Splitter::Shared),
+            MessageText::Split(..)
+        ));
+        assert!(HeuristicSummarizerV2.reads_analysis() && !HeuristicSummarizer.reads_analysis());
+    }
+
     proptest::proptest! {
         /// The words of an ASCII text are its sentences' words one after the
         /// other ([`MessageText::each_word`] reads them so).
