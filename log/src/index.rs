@@ -16,14 +16,15 @@
 //! `1..=watermark`.
 //!
 //! A flush runs when the tail passes [`FLUSH_RECORDS`] records or
-//! [`FLUSH_BYTES`] bytes, before any read that scans the kind, thread or
-//! id index (by kind, by thread, by id prefix), and when the store is
-//! dropped. Opening
+//! [`FLUSH_BYTES`] bytes, before any read that scans the kind or id index
+//! (by kind, by id prefix), and when the store is dropped. While an
+//! [`crate::IndexStage`] runs (a backfill), the writer freezes a full tail
+//! for the stage's thread and appends into a new one ([`Unindexed`]). Opening
 //! a directory indexes the records past the watermark (read back from the
 //! records keyspace) before anything is served, so a crash between a
 //! commit and its flush loses nothing.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 
 use crate::id::{Digest, RecordId};
 use crate::keys;
@@ -176,18 +177,19 @@ impl IndexTail {
     /// Hands every entry to `put` as `(keyspace, key, value)`, keyspace by
     /// keyspace in [`INDEX_KEYSPACES`] order and keys ascending within each
     /// (what `start_ingestion` requires), and returns the new watermark.
-    /// Nothing is removed (point reads use the entries until they are
-    /// committed, and a failed commit leaves the tail whole); the lists
-    /// are sorted in place.
-    pub(crate) fn for_each_sorted<E>(&mut self, put: &mut Put<'_, E>) -> Result<u64, E> {
+    /// Nothing is changed (point reads use the entries until they are
+    /// committed, and a failed commit leaves the tail whole): the entries
+    /// are sorted in lists of references.
+    pub(crate) fn for_each_sorted<E>(&self, put: &mut Put<'_, E>) -> Result<u64, E> {
         let watermark = self.last_seq();
         let mut ids: Vec<(&RecordId, &u64)> = self.ids.iter().collect();
         ids.sort_unstable();
         for (id, seq) in ids {
             put(0, id.as_bytes(), &keys::seq_key(*seq))?;
         }
-        self.kinds.sort_unstable_by_key(|e| (e.0.code(), e.1));
-        for &(kind, seq, id) in &self.kinds {
+        let mut kinds: Vec<&(RecordKind, u64, RecordId)> = self.kinds.iter().collect();
+        kinds.sort_unstable_by_key(|e| (e.0.code(), e.1));
+        for &&(kind, seq, id) in &kinds {
             put(1, &keys::kind_key(kind, seq), id.as_bytes())?;
         }
         put_links(&self.threads, &mut |prefix, (seq, kind, id)| {
@@ -215,6 +217,97 @@ impl IndexTail {
             put(5, hash.as_bytes(), &keys::seq_key(*seq))?;
         }
         Ok(watermark)
+    }
+}
+
+/// The entries of every record past the stored watermark: a tail handed to
+/// a flush (frozen, read until the flush's watermark is committed) and the
+/// tail the writer adds to (active, the records after the frozen ones).
+/// With the index stage on a thread of its own, the writer freezes a full
+/// tail and goes on appending while the stage writes it.
+pub(crate) struct Unindexed {
+    /// The stored watermark: entries up to it are in the index keyspaces.
+    pub(crate) watermark: u64,
+    /// The records `watermark + 1 ..= frozen.last_seq()`, being flushed.
+    pub(crate) frozen: Option<std::sync::Arc<IndexTail>>,
+    /// The records after the frozen ones.
+    pub(crate) active: IndexTail,
+}
+
+impl Unindexed {
+    /// Nothing unindexed after `watermark`.
+    pub(crate) fn after(watermark: u64) -> Self {
+        Self {
+            watermark,
+            frozen: None,
+            active: IndexTail::after(watermark),
+        }
+    }
+
+    /// Whether every record is indexed.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.frozen.is_none() && self.active.is_empty()
+    }
+
+    /// The frozen tail, then the active one (log order).
+    fn tails(&self) -> impl Iterator<Item = &IndexTail> {
+        self.frozen
+            .as_deref()
+            .into_iter()
+            .chain(std::iter::once(&self.active))
+    }
+
+    /// `id → seq` of an unindexed record.
+    pub(crate) fn seq_of(&self, id: &RecordId) -> Option<u64> {
+        self.tails().find_map(|t| t.ids.get(id).copied())
+    }
+
+    /// `external key → (id, seq)` of an unindexed message.
+    pub(crate) fn external(&self, key: &[u8]) -> Option<(RecordId, u64)> {
+        self.tails().find_map(|t| t.external.get(key).copied())
+    }
+
+    /// `request hash → seq` of an unindexed first model call.
+    pub(crate) fn model_call(&self, hash: &Digest) -> Option<u64> {
+        self.tails().find_map(|t| t.model_calls.get(hash).copied())
+    }
+
+    /// The unindexed entries of the thread `prefix` from `from` on, in log
+    /// order.
+    pub(crate) fn thread_links(&self, prefix: &[u8], from: u64) -> Vec<Link> {
+        let mut links = Vec::new();
+        for tail in self.tails() {
+            links.extend(tail.thread_links(prefix, from));
+        }
+        links
+    }
+
+    /// The unindexed children of `parent`, in log order.
+    pub(crate) fn children(&self, parent: &RecordId) -> Vec<Link> {
+        let mut links = Vec::new();
+        for tail in self.tails() {
+            if let Some(more) = tail.children.get(parent) {
+                links.extend_from_slice(more);
+            }
+        }
+        links
+    }
+
+    /// Hands the active tail to a flush (the frozen slot must be empty)
+    /// and starts a new one after it. Nothing happens to an empty tail.
+    pub(crate) fn freeze(&mut self) {
+        if self.active.is_empty() || self.frozen.is_some() {
+            return;
+        }
+        let last = self.active.last_seq();
+        let full = std::mem::replace(&mut self.active, IndexTail::after(last));
+        self.frozen = Some(std::sync::Arc::new(full));
+    }
+
+    /// The frozen tail's entries are stored up to `watermark`, committed.
+    pub(crate) fn flushed(&mut self, watermark: u64) {
+        self.frozen = None;
+        self.watermark = watermark;
     }
 }
 

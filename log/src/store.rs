@@ -18,10 +18,10 @@
 //! survives power loss; `Buffered` hands the batch to the OS, which survives a
 //! process crash but not a power loss.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex};
 
 use fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode};
 
@@ -29,7 +29,7 @@ use crate::envelope::{Encoded, decode, encode_with_id, id_of};
 use crate::error::{Corruption, IndexEntry, StoreError, ThreadOrderProblem};
 pub use crate::head::ThreadHead;
 use crate::id::{Digest, RecordId};
-use crate::index::{FLUSH_RECORDS, IndexTail};
+use crate::index::{FLUSH_RECORDS, IndexTail, Unindexed};
 use crate::integrity::manifest::Manifest;
 use crate::integrity::{self, Damage, Inconsistency, TableCheck};
 use crate::keys::{self, MAX_NAME_BYTES};
@@ -127,8 +127,16 @@ pub struct Store {
     /// Next sequence number; the lock serializes writers.
     writer: Mutex<WriterState>,
     /// The index entries of the records past the watermark. Locked after
-    /// `writer` when both are taken, and never across a commit.
-    tail: Mutex<IndexTail>,
+    /// `writer` and `flush` when they are taken, and never across a commit.
+    tail: Mutex<Unindexed>,
+    /// Signalled when a tail is frozen for the index stage, when a frozen
+    /// tail is flushed, and when the index stage starts or stops.
+    tail_changed: Condvar,
+    /// Serializes flushes (locked after `writer`, before `tail`).
+    flush: Mutex<()>,
+    /// An [`IndexStage`] is running: a full tail is frozen for it instead
+    /// of being flushed by the writer.
+    index_stage: std::sync::atomic::AtomicBool,
     /// Last sequence whose commit returned: a tail entry past it is visible
     /// only once its record is in the records keyspace.
     committed: AtomicU64,
@@ -213,7 +221,7 @@ struct Pending {
     index: IndexTail,
     messages: Vec<(RecordId, u64)>,
     /// Threads whose first message is in this batch.
-    born: HashSet<Vec<u8>>,
+    born: foldhash::HashSet<Vec<u8>>,
     heads: BTreeMap<Vec<u8>, ThreadHead>,
     counts: BTreeMap<RecordKind, u64>,
 }
@@ -302,7 +310,7 @@ impl Store {
             store.catch_up_on_open(last)?;
         } else {
             let watermark = store.stored_watermark(last).unwrap_or(last);
-            *store.lock_tail() = IndexTail::after(watermark);
+            *store.lock_tail() = Unindexed::after(watermark);
         }
         let mut writer = store.lock_writer();
         writer.next_seq = last + 1;
@@ -366,7 +374,10 @@ impl Store {
             model_calls: ks(keys::MODEL_CALLS)?,
             meta: ks(keys::META)?,
             writer: Mutex::new(WriterState::default()),
-            tail: Mutex::new(IndexTail::default()),
+            tail: Mutex::new(Unindexed::after(0)),
+            tail_changed: Condvar::new(),
+            flush: Mutex::new(()),
+            index_stage: std::sync::atomic::AtomicBool::new(false),
             committed: AtomicU64::new(0),
             flush_records: AtomicUsize::new(initial_flush_records()),
             synced_commits: AtomicU64::new(0),
@@ -513,7 +524,7 @@ impl Store {
         }
         let _writer = self.lock_writer();
         self.committed.store(last, Ordering::Release);
-        *self.lock_tail() = IndexTail::after(watermark);
+        *self.lock_tail() = Unindexed::after(watermark);
         let limit = self.flush_records.load(Ordering::Relaxed);
         for item in self.scan_raw(watermark + 1) {
             let (seq, bytes) = item?;
@@ -524,8 +535,8 @@ impl Store {
             };
             let full = {
                 let mut tail = self.lock_tail();
-                tail.add(seq, id_of(&bytes), &record, first_call);
-                tail.is_full(limit)
+                tail.active.add(seq, id_of(&bytes), &record, first_call);
+                tail.active.is_full(limit)
             };
             if full {
                 self.flush_tail()?;
@@ -534,89 +545,126 @@ impl Store {
         self.flush_tail()
     }
 
-    fn lock_tail(&self) -> std::sync::MutexGuard<'_, IndexTail> {
+    fn lock_tail(&self) -> std::sync::MutexGuard<'_, Unindexed> {
         // Every change of the tail is complete before the lock is released.
         self.tail
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Writes the tail's entries and the new watermark in one batch, then
-    /// empties the tail. The caller holds the writer lock (no record joins
-    /// the tail meanwhile); point reads keep answering from the tail until
-    /// the batch is committed.
+    fn lock_flush(&self) -> std::sync::MutexGuard<'_, ()> {
+        // Guards no data: a flush that panicked left the tail whole.
+        self.flush
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Flushes every unindexed entry: a frozen tail the index stage has not
+    /// written yet (or waits for the one it is writing), then the active
+    /// one. The caller holds the writer lock (no record joins the tail
+    /// meanwhile); point reads keep answering from the tail until each
+    /// watermark is committed.
     fn flush_tail(&self) -> Result<(), StoreError> {
-        // Large tails go through fjall's bulk ingestion (measured with the
-        // append timing of `log/tests/append.rs`, 200,000 messages: about
-        // 1.5x the batch path); small ones (a catch-up before a read) in a
-        // batch, which makes no table per flush.
-        if self.lock_tail().records >= INGEST_FROM_RECORDS {
-            return self.flush_tail_by_ingestion();
-        }
+        let _flush = self.lock_flush();
+        self.write_frozen()?;
+        self.lock_tail().freeze();
+        self.write_frozen()
+    }
+
+    /// Writes the frozen tail's entries, keys sorted, and its watermark,
+    /// then drops it (the caller holds the flush lock). Large tails go
+    /// through fjall's bulk ingestion (measured with the append timing of
+    /// `log/tests/append.rs`, 200,000 messages: about 1.5x the batch path),
+    /// then the watermark in a batch: a crash before the watermark
+    /// re-indexes the same entries on open. Small ones (a catch-up before a
+    /// read) go in one batch with the watermark, which makes no table per
+    /// flush.
+    fn write_frozen(&self) -> Result<(), StoreError> {
+        let Some(frozen) = self.lock_tail().frozen.clone() else {
+            return Ok(());
+        };
         let index = self.index_keyspaces();
         let mut batch = self.db.batch().durability(Some(PersistMode::Buffer));
-        let watermark = {
-            let mut tail = self.lock_tail();
-            if tail.is_empty() {
-                return Ok(());
-            }
-            tail.for_each_sorted::<std::convert::Infallible>(&mut |ks, key, value| {
-                if let Some(ks) = index.get(ks) {
-                    batch.insert(ks, key, value);
+        let watermark = if frozen.records >= INGEST_FROM_RECORDS {
+            crate::pause::point("index");
+            // One ingestion per keyspace, fed as the sorted entries come
+            // (keyspace by keyspace, keys ascending).
+            let mut open = None;
+            let watermark = frozen.for_each_sorted::<StoreError>(&mut |ks, key, value| {
+                if open.as_ref().is_none_or(|(at, _): &(usize, _)| *at != ks)
+                    && let Some(keyspace) = index.get(ks)
+                {
+                    let started = keyspace.start_ingestion().map_err(|e| self.storage(e))?;
+                    if let Some((_, done)) = open.replace((ks, started)) {
+                        done.finish().map_err(|e| self.storage(e))?;
+                    }
+                }
+                if let Some((_, ingestion)) = open.as_mut() {
+                    ingestion.write(key, value).map_err(|e| self.storage(e))?;
                 }
                 Ok(())
-            })
-            .unwrap_or_else(|never| match never {})
+            })?;
+            if let Some((_, done)) = open.take() {
+                done.finish().map_err(|e| self.storage(e))?;
+            }
+            watermark
+        } else {
+            let watermark = frozen
+                .for_each_sorted::<std::convert::Infallible>(&mut |ks, key, value| {
+                    if let Some(ks) = index.get(ks) {
+                        batch.insert(ks, key, value);
+                    }
+                    Ok(())
+                })
+                .unwrap_or_else(|never| match never {});
+            crate::pause::point("index");
+            watermark
         };
         batch.insert(
             &self.meta,
             keys::WATERMARK_KEY,
             watermark.to_be_bytes().as_slice(),
         );
-        crate::pause::point("index");
         batch.commit().map_err(|e| self.storage(e))?;
-        *self.lock_tail() = IndexTail::after(watermark);
+        self.lock_tail().flushed(watermark);
+        self.tail_changed.notify_all();
         Ok(())
     }
 
-    /// [`Store::flush_tail`] through fjall's bulk ingestion (tables written
-    /// directly, no journal), then the watermark in a batch: a crash before
-    /// the watermark re-indexes the same entries on open.
-    fn flush_tail_by_ingestion(&self) -> Result<(), StoreError> {
-        let mut sorted: [Vec<(Vec<u8>, Vec<u8>)>; 6] = Default::default();
-        let watermark = {
-            let mut tail = self.lock_tail();
-            if tail.is_empty() {
+    /// A full active tail, once committed: frozen for the running index
+    /// stage (after the one it is writing, if any, is done), or flushed
+    /// here when no stage runs. The caller holds the writer lock.
+    fn hand_over_tail(&self) -> Result<(), StoreError> {
+        let mut tail = self.lock_tail();
+        loop {
+            if !self.index_stage.load(Ordering::Acquire) {
+                drop(tail);
+                return self.flush_tail();
+            }
+            if tail.frozen.is_none() {
+                tail.freeze();
+                drop(tail);
+                self.tail_changed.notify_all();
                 return Ok(());
             }
-            tail.for_each_sorted::<std::convert::Infallible>(&mut |ks, key, value| {
-                if let Some(list) = sorted.get_mut(ks) {
-                    list.push((key.to_vec(), value.to_vec()));
-                }
-                Ok(())
-            })
-            .unwrap_or_else(|never| match never {})
-        };
-        crate::pause::point("index");
-        for (ks, entries) in self.index_keyspaces().into_iter().zip(sorted) {
-            if entries.is_empty() {
-                continue;
-            }
-            let mut ingestion = ks.start_ingestion().map_err(|e| self.storage(e))?;
-            for (key, value) in entries {
-                ingestion.write(key, value).map_err(|e| self.storage(e))?;
-            }
-            ingestion.finish().map_err(|e| self.storage(e))?;
+            tail = self
+                .tail_changed
+                .wait(tail)
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
         }
-        let mut batch = self.db.batch().durability(Some(PersistMode::Buffer));
-        batch.insert(
-            &self.meta,
-            keys::WATERMARK_KEY,
-            watermark.to_be_bytes().as_slice(),
-        );
-        batch.commit().map_err(|e| self.storage(e))?;
-        *self.lock_tail() = IndexTail::after(watermark);
-        Ok(())
+    }
+
+    /// Starts the index stage on the caller's side: until the returned
+    /// [`IndexStage`] is dropped, the writer hands each full tail to it
+    /// instead of flushing the tail itself, and [`IndexStage::run`] (on a
+    /// thread of its own) writes them. Reads that catch the indexes up
+    /// still flush everything themselves.
+    pub fn index_stage(&self) -> IndexStage<'_> {
+        self.index_stage.store(true, Ordering::Release);
+        IndexStage {
+            store: self,
+            stopping: std::sync::atomic::AtomicBool::new(false),
+        }
     }
 
     /// The index keyspaces in [`crate::index::INDEX_KEYSPACES`] order.
@@ -935,11 +983,12 @@ impl Store {
         let first = writer.next_seq;
         let full = {
             let mut tail = self.lock_tail();
-            tail.absorb(std::mem::take(&mut pending.index));
-            tail.is_full(self.flush_records.load(Ordering::Relaxed))
+            tail.active.absorb(std::mem::take(&mut pending.index));
+            tail.active
+                .is_full(self.flush_records.load(Ordering::Relaxed))
         };
         if let Err(e) = batch.commit() {
-            self.lock_tail().forget_from(first);
+            self.lock_tail().active.forget_from(first);
             return Err(self.storage(e));
         }
         self.committed.store(seq - 1, Ordering::Release);
@@ -962,7 +1011,7 @@ impl Store {
         writer.recent = pending.recent;
         self.rotate_filled_memtables(&mut writer, [records_bytes, heads_bytes])?;
         if full {
-            self.flush_tail()?;
+            self.hand_over_tail()?;
         }
         Ok(receipt)
     }
@@ -1026,7 +1075,7 @@ impl Store {
     /// The sequence number the model-call index holds for a request hash
     /// (the unindexed tail first).
     pub fn model_call_seq(&self, request_hash: &Digest) -> Result<Option<u64>, StoreError> {
-        let in_tail = self.lock_tail().model_calls.get(request_hash).copied();
+        let in_tail = self.lock_tail().model_call(request_hash);
         if let Some(found) = self.visible_in_tail(in_tail)? {
             return Ok(found);
         }
@@ -1155,7 +1204,7 @@ impl Store {
     }
 
     fn external_id_at(&self, key: &[u8]) -> Result<Option<RecordId>, StoreError> {
-        let in_tail = self.lock_tail().external.get(key).copied();
+        let in_tail = self.lock_tail().external(key);
         if let Some(found) = self.visible_in_tail(in_tail.map(|(_, seq)| seq))? {
             return Ok(found.and(in_tail.map(|(id, _)| id)));
         }
@@ -1173,7 +1222,7 @@ impl Store {
     /// The sequence number of a record, if it is in the log (the
     /// unindexed tail first).
     pub fn seq_of(&self, id: &RecordId) -> Result<Option<u64>, StoreError> {
-        let in_tail = self.lock_tail().ids.get(id).copied();
+        let in_tail = self.lock_tail().seq_of(id);
         if let Some(found) = self.visible_in_tail(in_tail)? {
             return Ok(found);
         }
@@ -1403,8 +1452,7 @@ impl Store {
         // flush in between) are the tail's, so none is seen twice.
         let (watermark, in_tail) = {
             let tail = self.lock_tail();
-            let links = tail.children.get(parent).cloned().unwrap_or_default();
-            (tail.watermark, links)
+            (tail.watermark, tail.children(parent))
         };
         let in_tail = self.visible_links(in_tail);
         let stored = self.children.prefix(parent.as_bytes()).map(move |guard| {
@@ -1816,6 +1864,66 @@ impl Store {
 /// The index stage's last flush: the unindexed tail is written when the
 /// store is closed (a failure is no loss: the next open indexes the
 /// records past the watermark).
+/// The index stage on a thread of its own ([`Store::index_stage`]): the
+/// writer freezes each full tail for it and goes on appending while
+/// [`IndexStage::run`] writes the frozen entries and their watermark, so
+/// the writer's commits never wait for an index flush (only for a frozen
+/// tail the stage has not finished when the next one is full).
+pub struct IndexStage<'s> {
+    store: &'s Store,
+    stopping: std::sync::atomic::AtomicBool,
+}
+
+impl IndexStage<'_> {
+    /// Writes each tail the writer freezes, until [`IndexStage::stop`];
+    /// a tail frozen before the stop is written first. On an error the
+    /// writer flushes its tails itself again (and meets the error there).
+    pub fn run(&self) -> Result<(), StoreError> {
+        let result = self.serve();
+        if result.is_err() {
+            self.store.index_stage.store(false, Ordering::Release);
+            self.store.tail_changed.notify_all();
+        }
+        result
+    }
+
+    fn serve(&self) -> Result<(), StoreError> {
+        let store = self.store;
+        loop {
+            {
+                let mut tail = store.lock_tail();
+                while tail.frozen.is_none() && !self.stopping.load(Ordering::Acquire) {
+                    tail = store
+                        .tail_changed
+                        .wait(tail)
+                        .unwrap_or_else(std::sync::PoisonError::into_inner);
+                }
+                if tail.frozen.is_none() {
+                    return Ok(());
+                }
+            }
+            let _flush = store.lock_flush();
+            store.write_frozen()?;
+        }
+    }
+
+    /// Asks [`IndexStage::run`] to return once no frozen tail is left.
+    pub fn stop(&self) {
+        self.stopping.store(true, Ordering::Release);
+        // Taken so that a stage between its check and its wait sees it.
+        drop(self.store.lock_tail());
+        self.store.tail_changed.notify_all();
+    }
+}
+
+impl Drop for IndexStage<'_> {
+    fn drop(&mut self) {
+        self.store.index_stage.store(false, Ordering::Release);
+        drop(self.store.lock_tail());
+        self.store.tail_changed.notify_all();
+    }
+}
+
 impl Drop for Store {
     fn drop(&mut self) {
         let _ = self.catch_up_indexes();

@@ -21,7 +21,7 @@
 //! or a failed operator) are derived first by [`crate::derive`], and failed
 //! runs are left to it afterwards.
 
-use std::collections::{HashMap, HashSet};
+use foldhash::{HashMap, HashSet};
 use std::io::Write;
 
 use strataflow_log::record::{Record, RecordKind};
@@ -228,7 +228,7 @@ fn store_pass(
     sink: &mut dyn LogSink,
 ) -> Result<(), IngestError> {
     sink.counters().stage = "ingest";
-    let mut seen: HashSet<u128> = HashSet::new();
+    let mut seen: HashSet<u128> = HashSet::default();
     for item in source.items()? {
         let input = match item? {
             Ok(input) => input,

@@ -60,6 +60,9 @@ pub enum WorkerFailure {
     /// The writer thread panicked.
     #[error("the writer panicked")]
     WriterPanicked,
+    /// The index stage's thread panicked.
+    #[error("the index stage panicked")]
+    IndexStagePanicked,
     /// The workers stopped while the input was still being fed.
     #[error("the pipeline stopped before the input was consumed")]
     Stopped,

@@ -33,11 +33,12 @@
 //!   stored messages, reloads thread state from the heads, and derives any
 //!   block a failure left underived.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crossbeam_channel::{Receiver, Sender, bounded, unbounded};
+use foldhash::{HashMap, HashSet};
 use strataflow_log::envelope::Encoded;
 use strataflow_log::record::RecordKind;
 use strataflow_log::{Durability, Store};
@@ -222,7 +223,14 @@ fn run_tuned<E: From<IngestError>>(
     // Chunks below this are in the log (set by the writer after a commit).
     let committed = AtomicU64::new(0);
     let committed = &committed;
+    // The index stage: the writer hands each full index tail to this
+    // thread and goes on committing records while it is written.
+    let index_stage = store.index_stage();
+    let index_stage = &index_stage;
     std::thread::scope(|scope| {
+        // Stops the stage however this closure ends (an early return or a
+        // panic too), so that the scope's join does not wait for it.
+        let _stop_index_stage = StopIndexStage(index_stage);
         let spawn_failed = |e: std::io::Error| IngestError::Worker(WorkerFailure::Spawn(e));
         let (done_tx, done_rx) = bounded::<Done>(QUEUED_CHUNKS * workers);
         let (update_tx, update_rx) = unbounded::<IngestStats>();
@@ -243,6 +251,10 @@ fn run_tuned<E: From<IngestError>>(
             );
         }
         drop(done_tx);
+        let indexer = std::thread::Builder::new()
+            .name("strataflow-index".into())
+            .spawn_scoped(scope, move || index_stage.run())
+            .map_err(spawn_failed)?;
         let writer_options = Arc::clone(&options);
         let writer = std::thread::Builder::new()
             .name("strataflow-writer".into())
@@ -300,6 +312,11 @@ fn run_tuned<E: From<IngestError>>(
             Ok(result) => result,
             Err(_) => Err(IngestError::Worker(WorkerFailure::WriterPanicked)),
         };
+        index_stage.stop();
+        let indexed = match indexer.join() {
+            Ok(result) => result.map_err(IngestError::Store),
+            Err(_) => Err(IngestError::Worker(WorkerFailure::IndexStagePanicked)),
+        };
         // A failure inside the pipeline explains why the feed was cut short,
         // so it is reported before the feed's own error. The writer's
         // `Incomplete` only says that a worker stopped early: the worker's
@@ -310,10 +327,20 @@ fn run_tuned<E: From<IngestError>>(
             | (Ok(_), Some(e)) => return Err(E::from(e)),
             (Ok(stats), None) => stats,
         };
+        indexed?;
         fed?;
         flushed?;
         Ok((stats.merged(&reader), dropped))
     })
+}
+
+/// Stops an index stage when dropped.
+struct StopIndexStage<'a, 's>(&'a strataflow_log::IndexStage<'s>);
+
+impl Drop for StopIndexStage<'_, '_> {
+    fn drop(&mut self) {
+        self.0.stop();
+    }
 }
 
 /// The worker a thread belongs to: FNV-1a over tenant and thread (fixed,
@@ -340,10 +367,10 @@ fn worker(
     committed: &AtomicU64,
 ) -> Result<u64, IngestError> {
     // Each thread's state and the last chunk that touched it.
-    let mut threads: HashMap<(String, String), (ThreadState, u64)> = HashMap::new();
+    let mut threads: HashMap<(String, String), (ThreadState, u64)> = HashMap::default();
     // Threads whose state was dropped (by key hash): loading one again is
     // no new thread of the run.
-    let mut dropped: HashSet<u128> = HashSet::new();
+    let mut dropped: HashSet<u128> = HashSet::default();
     let mut dropped_states = 0u64;
     let mut window = IdleWindow::new(tuning);
     let operators = options.operators.as_ref();
