@@ -145,7 +145,8 @@ impl ThreadState {
         newest_first.truncate(TIMELINE_LIMIT);
         newest_first.reverse();
         for (id, event) in newest_first {
-            self.remember(id, event)?;
+            let (_, bytes) = encode_with_id(&Record::Event(event))?;
+            self.remember(id, bytes.into_boxed_slice());
         }
         Ok(())
     }
@@ -289,6 +290,15 @@ impl ThreadState {
             stage::extract(ops, &input, &context, 1)?
         };
         self.previous_key_points = Some(summary.key_points.clone());
+        // The events' envelopes as the extraction encoded them: the
+        // timeline keeps these bytes (encoding the events again made the
+        // same ones).
+        let envelopes: Vec<(RecordId, Box<[u8]>)> = extraction
+            .records
+            .iter()
+            .filter(|r| matches!(r.record(), Record::Event(_)))
+            .map(|r| (r.id(), r.bytes().into()))
+            .collect();
         produced.records.extend(extraction.records);
         let Some(events) = extraction.output else {
             produced.failed_runs += 1;
@@ -306,20 +316,24 @@ impl ThreadState {
             produced.records.extend(projection.records);
         }
         for (id, event) in events {
-            self.remember(id, event)?;
+            match envelopes.iter().find(|(e, _)| *e == id) {
+                Some((_, bytes)) => self.remember(id, bytes.clone()),
+                None => {
+                    let (_, bytes) = encode_with_id(&Record::Event(event))?;
+                    self.remember(id, bytes.into_boxed_slice());
+                }
+            }
         }
         Ok(())
     }
 
-    /// Adds an event to the end of the timeline, dropping the oldest past
-    /// [`TIMELINE_LIMIT`].
-    fn remember(&mut self, id: RecordId, event: Event) -> Result<(), StoreError> {
-        let (_, bytes) = encode_with_id(&Record::Event(event))?;
-        self.timeline.push_back((id, bytes.into_boxed_slice()));
+    /// Adds an event's envelope to the end of the timeline, dropping the
+    /// oldest past [`TIMELINE_LIMIT`].
+    fn remember(&mut self, id: RecordId, envelope: Box<[u8]>) {
+        self.timeline.push_back((id, envelope));
         while self.timeline.len() > TIMELINE_LIMIT {
             self.timeline.pop_front();
         }
-        Ok(())
     }
 
     /// The timeline decoded, oldest first.
