@@ -24,7 +24,23 @@ pub(super) fn js_trim(s: &str) -> &str {
 pub(super) fn collapse_spaces(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut in_run = false;
-    for c in s.chars() {
+    let mut rest = s;
+    while !rest.is_empty() {
+        // A run of printable ASCII (no space, no control byte, no byte of
+        // a wider character) holds no whitespace: copied at once.
+        let plain = rest
+            .bytes()
+            .position(|b| b <= b' ' || !b.is_ascii())
+            .unwrap_or(rest.len());
+        if plain > 0 {
+            let (run, after) = rest.split_at(plain);
+            out.push_str(run);
+            in_run = false;
+            rest = after;
+            continue;
+        }
+        let mut chars = rest.chars();
+        let Some(c) = chars.next() else { break };
         if is_js_space(c) {
             if !in_run {
                 out.push(' ');
@@ -34,6 +50,7 @@ pub(super) fn collapse_spaces(s: &str) -> String {
             out.push(c);
             in_run = false;
         }
+        rest = chars.as_str();
     }
     out
 }
@@ -63,6 +80,33 @@ mod tests {
         assert_eq!(js_trim("\u{FEFF} a \u{3000}"), "a");
         assert_eq!(collapse_spaces(" a \n\t b "), " a b ");
         assert_eq!(collapse_and_trim(" a \n\t b "), "a b");
+    }
+
+    /// The first form of [`collapse_spaces`], character by character.
+    fn collapse_spaces_by_char(s: &str) -> String {
+        let mut out = String::new();
+        let mut in_run = false;
+        for c in s.chars() {
+            if is_js_space(c) {
+                if !in_run {
+                    out.push(' ');
+                    in_run = true;
+                }
+            } else {
+                out.push(c);
+                in_run = false;
+            }
+        }
+        out
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn collapsing_by_ascii_runs_equals_collapsing_by_char(
+            s in "([a-z0-9 .,!?'\t\n\r\u{0b}\u{0c}\u{1}\u{7f}\u{85}\u{a0}\u{2028}\u{3000}\u{feff}é日]|[ -~]{1,12}){0,40}"
+        ) {
+            proptest::prop_assert_eq!(collapse_spaces(&s), collapse_spaces_by_char(&s));
+        }
     }
 
     #[test]
