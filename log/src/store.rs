@@ -568,7 +568,7 @@ impl Store {
         let _flush = self.lock_flush();
         self.write_frozen()?;
         self.lock_tail().freeze();
-        self.write_frozen()
+        self.write_frozen().map(|_| ())
     }
 
     /// Writes the frozen tail's entries, keys sorted, and its watermark,
@@ -578,10 +578,10 @@ impl Store {
     /// then the watermark in a batch: a crash before the watermark
     /// re-indexes the same entries on open. Small ones (a catch-up before a
     /// read) go in one batch with the watermark, which makes no table per
-    /// flush.
-    fn write_frozen(&self) -> Result<(), StoreError> {
+    /// flush. Returns whether there was a frozen tail.
+    fn write_frozen(&self) -> Result<bool, StoreError> {
         let Some(frozen) = self.lock_tail().frozen.clone() else {
-            return Ok(());
+            return Ok(false);
         };
         let index = self.index_keyspaces();
         let mut batch = self.db.batch().durability(Some(PersistMode::Buffer));
@@ -628,7 +628,7 @@ impl Store {
         batch.commit().map_err(|e| self.storage(e))?;
         self.lock_tail().flushed(watermark);
         self.tail_changed.notify_all();
-        Ok(())
+        Ok(true)
     }
 
     /// A full active tail, once committed: frozen for the running index
@@ -1876,9 +1876,10 @@ pub struct IndexStage<'s> {
 
 impl IndexStage<'_> {
     /// Writes each tail the writer freezes, until [`IndexStage::stop`];
-    /// a tail frozen before the stop is written first. On an error the
-    /// writer flushes its tails itself again (and meets the error there).
-    pub fn run(&self) -> Result<(), StoreError> {
+    /// a tail frozen before the stop is written first. Returns how many
+    /// tails this thread wrote. On an error the writer flushes its tails
+    /// itself again (and meets the error there).
+    pub fn run(&self) -> Result<u64, StoreError> {
         let result = self.serve();
         if result.is_err() {
             self.store.index_stage.store(false, Ordering::Release);
@@ -1887,8 +1888,9 @@ impl IndexStage<'_> {
         result
     }
 
-    fn serve(&self) -> Result<(), StoreError> {
+    fn serve(&self) -> Result<u64, StoreError> {
         let store = self.store;
+        let mut written = 0;
         loop {
             {
                 let mut tail = store.lock_tail();
@@ -1899,11 +1901,13 @@ impl IndexStage<'_> {
                         .unwrap_or_else(std::sync::PoisonError::into_inner);
                 }
                 if tail.frozen.is_none() {
-                    return Ok(());
+                    return Ok(written);
                 }
             }
             let _flush = store.lock_flush();
-            store.write_frozen()?;
+            if store.write_frozen()? {
+                written += 1;
+            }
         }
     }
 

@@ -314,7 +314,9 @@ fn run_tuned<E: From<IngestError>>(
         };
         index_stage.stop();
         let indexed = match indexer.join() {
-            Ok(result) => result.map_err(IngestError::Store),
+            Ok(result) => result
+                .map(|tails| tracing::debug!(tails, "index stage done"))
+                .map_err(IngestError::Store),
             Err(_) => Err(IngestError::Worker(WorkerFailure::IndexStagePanicked)),
         };
         // A failure inside the pipeline explains why the feed was cut short,
