@@ -43,5 +43,7 @@ pub use integrity::{
 };
 pub use keys::MAX_NAME_BYTES;
 pub use record::{Record, RecordKind};
-pub use store::{AppendReceipt, Appended, Durability, IndexStage, Store, StoredRecord, ThreadHead};
+pub use store::{
+    AppendReceipt, Appended, Durability, IndexStage, Store, StoredRecord, ThreadHead, segment_name,
+};
 pub use time::{SourceTime, Timestamp};

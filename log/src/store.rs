@@ -42,6 +42,18 @@ pub const VIEW_CHUNK_BYTES: usize = 4 << 20;
 /// Length of the head value of a chunked view state.
 const CHUNK_HEAD_LEN: usize = 20;
 
+/// First byte of the head of a segmented view state
+/// ([`Store::save_view_segment`]).
+const SEGMENTS_HEAD_TAG: u8 = b'S';
+/// Length of the head of a segmented view state.
+const SEGMENTS_HEAD_LEN: usize = 21;
+
+/// The name under which segment `index` of the segmented view state `view`
+/// is stored as a chunked state: `view#index` (zero-padded to six digits).
+pub fn segment_name(view: &str, index: u32) -> String {
+    format!("{view}#{index:06}")
+}
+
 /// How durable an acknowledged append is.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
 pub enum Durability {
@@ -144,6 +156,9 @@ pub struct Store {
     flush_records: AtomicUsize,
     synced_commits: AtomicU64,
     buffered_commits: AtomicU64,
+    /// Bytes written to the `views` keyspace since its memtable was last
+    /// rotated ([`Store::bound_views_memtable`]).
+    views_unrotated: AtomicU64,
 }
 
 impl std::fmt::Debug for Store {
@@ -172,6 +187,9 @@ const MEMTABLE_BYTES: u64 = 16 * 1024 * 1024;
 /// is the backpressure that bounds memory. fjall's own rotation of these
 /// keyspaces is left at twice the size, as a backstop.
 const WRITER_ROTATED_MEMTABLE_BYTES: u64 = 2 * MEMTABLE_BYTES;
+/// Bytes of view states written before the `views` memtable is rotated by
+/// the view writer itself ([`Store::bound_views_memtable`]).
+const VIEWS_ROTATED_BYTES: u64 = 8 * 1024 * 1024;
 /// fjall's background threads (flush and compaction). One: with two,
 /// fjall 3.1's first worker hands every compaction request back to the
 /// queue for the other and takes it again at once, spinning on a core for
@@ -381,6 +399,7 @@ impl Store {
             committed: AtomicU64::new(0),
             flush_records: AtomicUsize::new(initial_flush_records()),
             synced_commits: AtomicU64::new(0),
+            views_unrotated: AtomicU64::new(0),
             buffered_commits: AtomicU64::new(0),
             db,
             path,
@@ -1637,6 +1656,43 @@ impl Store {
         last_seq: u64,
         state: &[u8],
     ) -> Result<(), StoreError> {
+        let mut batch = self.db.batch();
+        self.stage_view_chunks(&mut batch, view, tenant, last_seq, state)?;
+        batch.commit().map_err(|e| self.storage(e))?;
+        self.bound_views_memtable(state.len())
+    }
+
+    /// Rotates the `views` memtable once [`VIEWS_ROTATED_BYTES`] were
+    /// written to it, and holds the view writer while more than one rotated
+    /// memtable waits for its flush. fjall rotates a full memtable on its
+    /// background worker, which may be busy compacting the records written
+    /// just before (the refresh at the end of an ingest): without this, a
+    /// refresh's segments all stayed in memtables (137 MB of views at the
+    /// peak of a 1 GB import, measured with a heap profiler).
+    fn bound_views_memtable(&self, written: usize) -> Result<(), StoreError> {
+        let written = written as u64;
+        let before = self.views_unrotated.fetch_add(written, Ordering::Relaxed);
+        if before + written >= VIEWS_ROTATED_BYTES {
+            self.views_unrotated.store(0, Ordering::Relaxed);
+            self.views.rotate_memtable().map_err(|e| self.storage(e))?;
+        }
+        while self.views.sealed_memtable_count() > 1 {
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        Ok(())
+    }
+
+    /// Adds to `batch` the head and chunks of a chunked view state and the
+    /// removal of the chunks left over from a longer earlier state under
+    /// the same name.
+    fn stage_view_chunks(
+        &self,
+        batch: &mut fjall::OwnedWriteBatch,
+        view: &str,
+        tenant: &str,
+        last_seq: u64,
+        state: &[u8],
+    ) -> Result<(), StoreError> {
         let count = state.len().div_ceil(VIEW_CHUNK_BYTES);
         let count32 = u32::try_from(count).map_err(|_| StoreError::Corrupt {
             keyspace: keys::VIEWS,
@@ -1645,17 +1701,11 @@ impl Store {
                 len: state.len(),
             },
         })?;
-        let old_count = match self.chunk_head(view, tenant)? {
-            Some(Ok((_, old, _))) => old,
-            // A head that is not a chunk head: look for chunks by prefix.
-            Some(Err(_)) => self.chunk_count_by_prefix(view, tenant)?,
-            None => 0,
-        };
+        let old_count = self.old_chunk_count(view, tenant)?;
         let mut head = Vec::with_capacity(CHUNK_HEAD_LEN);
         head.extend_from_slice(&last_seq.to_be_bytes());
         head.extend_from_slice(&count32.to_be_bytes());
         head.extend_from_slice(&(state.len() as u64).to_be_bytes());
-        let mut batch = self.db.batch();
         batch.insert(&self.views, keys::view_key(view, tenant), head);
         for (i, chunk) in (0u32..).zip(state.chunks(VIEW_CHUNK_BYTES)) {
             batch.insert(&self.views, keys::view_chunk_key(view, tenant, i), chunk);
@@ -1663,7 +1713,136 @@ impl Store {
         for i in count32..old_count {
             batch.remove(&self.views, keys::view_chunk_key(view, tenant, i));
         }
-        batch.commit().map_err(|e| self.storage(e))
+        Ok(())
+    }
+
+    /// The chunks a chunked view state under `view` holds now (from its
+    /// head, or by prefix when the head is not a chunk head).
+    fn old_chunk_count(&self, view: &str, tenant: &str) -> Result<u32, StoreError> {
+        Ok(match self.chunk_head(view, tenant)? {
+            Some(Ok((_, old, _))) => old,
+            Some(Err(_)) => self.chunk_count_by_prefix(view, tenant)?,
+            None => 0,
+        })
+    }
+
+    /// Saves segment `index` of a segmented view state (a state kept as a
+    /// run of segments, each a chunked state of its own under
+    /// [`segment_name`]) and makes it the last one: in one batch, the
+    /// segment's chunks, the view's head `[b'S'][u64 BE last_seq][u32 BE
+    /// segments][u64 BE records]` with `segments = index + 1` and `records`
+    /// the records the last segment applied, and the removal of any
+    /// segment after it (or of the chunks of a single, unsegmented state
+    /// an earlier build left under the view's name). A reader sees the
+    /// segments before the batch or after it, never a mix, so the head's
+    /// sequence always matches what the segments applied. Buffered, like
+    /// every view write.
+    pub fn save_view_segment(
+        &self,
+        view: &str,
+        tenant: &str,
+        index: u32,
+        last_seq: u64,
+        records: u64,
+        state: &[u8],
+    ) -> Result<(), StoreError> {
+        let segments = index.checked_add(1).ok_or_else(|| StoreError::Corrupt {
+            keyspace: keys::VIEWS,
+            detail: Corruption::ViewTooLarge {
+                view: view.to_owned(),
+                len: state.len(),
+            },
+        })?;
+        let mut batch = self.db.batch();
+        self.stage_view_chunks(
+            &mut batch,
+            &segment_name(view, index),
+            tenant,
+            last_seq,
+            state,
+        )?;
+        let old_segments = match self.view_segments(view, tenant) {
+            Ok(Some((_, old, _))) => old,
+            Ok(None) => 0,
+            // An unsegmented state (an earlier build's): its chunks go.
+            Err(StoreError::Corrupt { .. }) => {
+                for i in 0..self.old_chunk_count(view, tenant)? {
+                    batch.remove(&self.views, keys::view_chunk_key(view, tenant, i));
+                }
+                0
+            }
+            Err(e) => return Err(e),
+        };
+        for stale in segments..old_segments {
+            let name = segment_name(view, stale);
+            for i in 0..self.old_chunk_count(&name, tenant)? {
+                batch.remove(&self.views, keys::view_chunk_key(&name, tenant, i));
+            }
+            batch.remove(&self.views, keys::view_key(&name, tenant));
+        }
+        let mut head = Vec::with_capacity(SEGMENTS_HEAD_LEN);
+        head.push(SEGMENTS_HEAD_TAG);
+        head.extend_from_slice(&last_seq.to_be_bytes());
+        head.extend_from_slice(&segments.to_be_bytes());
+        head.extend_from_slice(&records.to_be_bytes());
+        batch.insert(&self.views, keys::view_key(view, tenant), head);
+        batch.commit().map_err(|e| self.storage(e))?;
+        self.bound_views_memtable(state.len())
+    }
+
+    /// The head of a segmented view state: `(last_seq, segments, records
+    /// the last segment applied)`, `None`
+    /// when there is none, [`StoreError::Corrupt`] when the value at the
+    /// view's key is not a segments head (an unsegmented state of an
+    /// earlier build included: the caller rebuilds).
+    pub fn view_segments(
+        &self,
+        view: &str,
+        tenant: &str,
+    ) -> Result<Option<(u64, u32, u64)>, StoreError> {
+        let Some(v) = self
+            .views
+            .get(keys::view_key(view, tenant))
+            .map_err(|e| self.storage(e))?
+        else {
+            return Ok(None);
+        };
+        let parsed = v
+            .split_first()
+            .filter(|(tag, _)| **tag == SEGMENTS_HEAD_TAG)
+            .and_then(|(_, rest)| <&[u8; SEGMENTS_HEAD_LEN - 1]>::try_from(rest).ok())
+            .and_then(|b| {
+                let (seq, rest) = b.split_first_chunk::<8>()?;
+                let (count, rest) = rest.split_first_chunk::<4>()?;
+                let (records, _) = rest.split_first_chunk::<8>()?;
+                Some((
+                    u64::from_be_bytes(*seq),
+                    u32::from_be_bytes(*count),
+                    u64::from_be_bytes(*records),
+                ))
+            });
+        match parsed {
+            Some(head) => Ok(Some(head)),
+            None => Err(StoreError::Corrupt {
+                keyspace: keys::VIEWS,
+                detail: Corruption::ViewHead {
+                    view: view.to_owned(),
+                    len: v.len(),
+                    expected: SEGMENTS_HEAD_LEN,
+                },
+            }),
+        }
+    }
+
+    /// Segment `index` of a segmented view state: the last sequence it
+    /// applied and its bytes (see [`Store::view_chunks`]).
+    pub fn view_segment(
+        &self,
+        view: &str,
+        tenant: &str,
+        index: u32,
+    ) -> Result<Option<(u64, Vec<u8>)>, StoreError> {
+        self.view_chunks(&segment_name(view, index), tenant)
     }
 
     /// A view state saved by [`Store::save_view_chunks`]: the last sequence

@@ -36,6 +36,46 @@ pub trait Materialized: Default {
     fn decode(bytes: &[u8]) -> Option<Self>;
 }
 
+/// A [`Materialized`] view whose state is kept as a run of segments: each
+/// segment is the state folded from a stretch of the log, started as the
+/// [`Segmented::continuation`] of the segment before, and the whole state
+/// is the first segment with every later one [`Segmented::append`]ed in
+/// order. A refresh then loads, extends and saves only the last segment,
+/// whatever the size of the view.
+///
+/// The law the segments keep (tested on real logs with every cut): for any
+/// cut of a tenant's records into stretches, folding each stretch into the
+/// continuation of the previous state, giving each stretch's state the
+/// earlier records its [`Segmented::wants`] names through
+/// [`Segmented::recall`], and appending the results gives a state equal to
+/// the fold of all the records into one.
+pub trait Segmented: Materialized {
+    /// An empty state that continues this one: it carries what the fold of
+    /// the next records reads from the earlier ones and is not in the
+    /// records it will see (the running latest user-message time, the
+    /// operator a view follows).
+    fn continuation(&self) -> Self;
+    /// Appends `later`, a state folded from the records after this one's,
+    /// started as this state's continuation.
+    fn append(&mut self, later: Self);
+    /// The earlier records of the tenant that applying `record` reads from
+    /// the state and that this state does not hold (a segment holds only
+    /// what its own stretch applied and recalled). Empty for a view whose
+    /// fold reads nothing earlier.
+    fn wants(&self, record: &Record) -> Vec<RecordId> {
+        let _ = record;
+        Vec::new()
+    }
+    /// Gives the state an earlier record of the tenant it [`wants`]
+    /// (logged before the record about to be applied), as context only:
+    /// what `apply` would have learnt from it.
+    ///
+    /// [`wants`]: Segmented::wants
+    fn recall(&mut self, id: &RecordId, record: &Record) {
+        let _ = (id, record);
+    }
+}
+
 /// Implements the encoding of [`Materialized`] for a state type with rkyv
 /// derives.
 macro_rules! rkyv_encoding {
@@ -194,6 +234,18 @@ impl Materialized for EventStatusState {
     }
 }
 
+impl Segmented for EventStatusState {
+    fn continuation(&self) -> Self {
+        Self::default()
+    }
+
+    fn append(&mut self, later: Self) {
+        self.events.extend(later.events);
+        self.governance.extend(later.governance);
+        self.imports.extend(later.imports);
+    }
+}
+
 /// The inputs of the weights view, kept as the running fold.
 #[derive(
     Clone,
@@ -337,6 +389,44 @@ impl Materialized for WeightsState {
     }
 }
 
+impl Segmented for WeightsState {
+    fn continuation(&self) -> Self {
+        Self {
+            latest_said_ms: self.latest_said_ms,
+            ..Self::default()
+        }
+    }
+
+    fn append(&mut self, later: Self) {
+        self.inputs.extend(later.inputs);
+        for (ms, count) in later.said {
+            *self.said.entry(ms).or_insert(0) += count;
+        }
+        self.latest_said_ms = self.latest_said_ms.max(later.latest_said_ms);
+        self.assertion_sources.extend(later.assertion_sources);
+    }
+
+    /// The graph assertions a use's node refs name that this state has not
+    /// seen (their source events are what the use reinforces).
+    fn wants(&self, record: &Record) -> Vec<RecordId> {
+        match record {
+            Record::UseReceipt(u) => u
+                .refs
+                .iter()
+                .filter(|r| r.kind == RefKind::Node && !self.assertion_sources.contains_key(&r.id))
+                .map(|r| r.id)
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    fn recall(&mut self, id: &RecordId, record: &Record) {
+        if let Record::GraphAssertion(a) = record {
+            self.assertion_sources.insert(*id, a.source_events.clone());
+        }
+    }
+}
+
 /// Which graph assertions a profile's projector made (from its `Derivation`
 /// records), plus the event status inputs: enough to fold the profile's
 /// graph without scanning the log. The assertion bodies stay in the log.
@@ -397,6 +487,20 @@ impl Materialized for GraphMembership {
     }
 }
 
+impl Segmented for GraphMembership {
+    fn continuation(&self) -> Self {
+        Self {
+            projector: self.projector.clone(),
+            config: self.config,
+            assertions: std::collections::BTreeSet::new(),
+        }
+    }
+
+    fn append(&mut self, later: Self) {
+        self.assertions.extend(later.assertions);
+    }
+}
+
 /// The inputs of the block levels view for one profile: per thread, blocks
 /// becoming ready (the profile's extraction done or skipped) and
 /// expansions, in log order.
@@ -433,6 +537,18 @@ impl BlockLevelsState {
         }
     }
 
+    /// Whether `d` makes a block ready for this view: a run of its
+    /// extractor, with its configuration, done or skipped.
+    fn follows(&self, d: &strataflow_record::record::Derivation) -> bool {
+        d.operator == self.extractor
+            && Some(d.config_hash) == self.config
+            && matches!(
+                d.outcome,
+                strataflow_record::record::Outcome::Ok
+                    | strataflow_record::record::Outcome::Skipped { .. }
+            )
+    }
+
     /// The levels of one thread.
     pub fn thread(&self, thread: &str) -> crate::block_levels::ThreadLevels {
         use crate::block_levels::{LevelInput, ThreadLevels};
@@ -462,15 +578,7 @@ impl Materialized for BlockLevelsState {
             Record::Block(b) => {
                 self.threads.insert(*id, b.thread.clone());
             }
-            Record::Derivation(d)
-                if d.operator == self.extractor
-                    && Some(d.config_hash) == self.config
-                    && matches!(
-                        d.outcome,
-                        strataflow_record::record::Outcome::Ok
-                            | strataflow_record::record::Outcome::Skipped { .. }
-                    ) =>
-            {
+            Record::Derivation(d) if self.follows(d) => {
                 if let Some((block, thread)) = d
                     .inputs
                     .first()
@@ -500,6 +608,45 @@ impl Materialized for BlockLevelsState {
             h.update(self.thread(thread).digest().as_bytes());
         }
         h.finalize().to_hex().to_string()
+    }
+}
+
+impl Segmented for BlockLevelsState {
+    fn continuation(&self) -> Self {
+        Self {
+            extractor: self.extractor.clone(),
+            config: self.config,
+            ..Self::default()
+        }
+    }
+
+    fn append(&mut self, later: Self) {
+        self.threads.extend(later.threads);
+        for (thread, inputs) in later.inputs {
+            self.inputs.entry(thread).or_default().extend(inputs);
+        }
+    }
+
+    /// The block a ready derivation or an expansion names, when this state
+    /// does not know its thread.
+    fn wants(&self, record: &Record) -> Vec<RecordId> {
+        let block = match record {
+            Record::Derivation(d) if self.follows(d) => d.inputs.first().copied(),
+            Record::Governance(g) if matches!(g.action, GovernanceAction::ExpandBlock { .. }) => {
+                Some(g.target)
+            }
+            _ => None,
+        };
+        block
+            .filter(|b| !self.threads.contains_key(b))
+            .into_iter()
+            .collect()
+    }
+
+    fn recall(&mut self, id: &RecordId, record: &Record) {
+        if let Record::Block(b) = record {
+            self.threads.insert(*id, b.thread.clone());
+        }
     }
 }
 

@@ -25,13 +25,20 @@ fn replay_changes_nothing_and_verify_names_a_corrupted_view() {
     // can tell.
     {
         let store = strataflow::log::Store::open(data).unwrap();
-        let (seq, _) = store
-            .view_chunks(EventStatusState::NAME, "")
+        let (seq, segments, records) = store
+            .view_segments(EventStatusState::NAME, "")
             .unwrap()
             .unwrap();
         let wrong = EventStatusState::default();
         store
-            .save_view_chunks(EventStatusState::NAME, "", seq, &wrong.encode().unwrap())
+            .save_view_segment(
+                EventStatusState::NAME,
+                "",
+                segments - 1,
+                seq,
+                records,
+                &wrong.encode().unwrap(),
+            )
             .unwrap();
     }
     let out = run(data, &["replay", "--verify"]);

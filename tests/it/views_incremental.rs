@@ -1,6 +1,7 @@
 //! Views maintained incrementally equal a full rebuild from the log: on
 //! conv-26 + conv-30 with governance and use in between, and on random
-//! interleavings of ingest, governance, use and refresh (property test).
+//! interleavings of ingest, governance, use and refresh, with view
+//! segments sealed every few records or never (property test).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 use crate::common;
@@ -140,11 +141,16 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 6, .. ProptestConfig::default() })]
 
     #[test]
-    fn random_interleavings_keep_views_equal_to_a_rebuild(steps in proptest::collection::vec(step(), 4..12)) {
+    fn random_interleavings_keep_views_equal_to_a_rebuild(
+        steps in proptest::collection::vec(step(), 4..12),
+        segment_records in prop_oneof![Just(1u64), 2u64..9, Just(65_536u64)],
+    ) {
         let dir = tempfile::tempdir().unwrap();
         let data = dir.path().join("data");
         Memory::open_with(&data, Some(2)).unwrap();
-        let memory = Memory::open(&data).unwrap();
+        let mut memory = Memory::open(&data).unwrap();
+        // Segments sealed anywhere: every refresh extends and seals them.
+        memory.set_view_segment_records(segment_records);
         let words = ["Paris", "pottery", "camping", "banker", "studio", "festival"];
         let mut next_turn = 0usize;
         for s in steps {

@@ -499,7 +499,7 @@ impl Memory {
 
     /// The keyed-memory view of a tenant, brought up to the end of the log.
     pub fn keyed_memories(&self, tenant: &str) -> Result<KeyedMemoryState, MemoryError> {
-        Ok(self.refresh::<KeyedMemoryState>(tenant)?.0)
+        Ok(self.refresh_whole::<KeyedMemoryState>(tenant)?.0)
     }
 
     /// Remembers `entry` for `tenant` at `now`: embeds its text, then writes
@@ -568,7 +568,7 @@ impl Memory {
             .store
             .append(&[memory, Record::Embedding(embedding)], Durability::Sync)?;
         let embedding = receipt.records.get(1).map(|a| a.id).unwrap_or_default();
-        let (keyed, _) = self.refresh::<KeyedMemoryState>(tenant)?;
+        let (keyed, _) = self.refresh_whole::<KeyedMemoryState>(tenant)?;
         let stored = keyed
             .get(&entry.namespace, &entry.id)
             .map(|e| StoredMemory::of(&entry.namespace, &entry.id, e))

@@ -199,6 +199,9 @@ pub struct Memory {
     batch_lock: std::sync::Mutex<()>,
     /// A replica ([`Memory::set_replica`]) records no retrieval batch.
     replica: bool,
+    /// Records a segment of a persisted view applies before it is sealed
+    /// ([`Memory::set_view_segment_records`]).
+    view_segment_records: u64,
 }
 
 impl Memory {
@@ -286,6 +289,7 @@ impl Memory {
             gateways: models::Gateways::default(),
             batch_lock: std::sync::Mutex::new(()),
             replica: false,
+            view_segment_records: views::SEGMENT_RECORDS,
         })
     }
 
@@ -298,6 +302,17 @@ impl Memory {
     /// expansions) are the caller's to refuse.
     pub fn set_replica(&mut self, replica: bool) {
         self.replica = replica;
+    }
+
+    /// How many records a segment of a persisted view (event status,
+    /// weights, graph membership, block levels) applies before it is
+    /// sealed and the next one started (default 65,536, at least 1). A
+    /// refresh holds one open segment per view and rewrites only that one,
+    /// so this bounds its memory and what a small refresh writes; loading a
+    /// whole view reads every segment. Tests cut segments small to check
+    /// that any cut folds to the same state.
+    pub fn set_view_segment_records(&mut self, records: u64) {
+        self.view_segment_records = records.max(1);
     }
 
     /// Whether [`Memory::set_replica`] made this memory a replica.

@@ -3,7 +3,7 @@
 
 use strataflow_materializers::keyed_memory::KeyedMemoryState;
 use strataflow_materializers::view::{
-    BlockLevelsState, EventStatusState, GraphMembership, Materialized, WeightsState,
+    BlockLevelsState, EventStatusState, GraphMembership, Materialized, Segmented, WeightsState,
 };
 
 use strataflow_log::StoredRecord;
@@ -27,9 +27,11 @@ pub struct ViewReport {
 }
 
 impl Memory {
-    /// Brings a view of a tenant up to the end of the log: loads its state,
-    /// applies the records after its last sequence, saves it.
-    pub(crate) fn refresh<V: Materialized + Send>(
+    /// Brings a segmented view of a tenant up to the end of the log: loads
+    /// its segments, applies the records after its last sequence, saves
+    /// what changed (the last segment, and any sealed on the way), and
+    /// returns the whole state.
+    pub(crate) fn refresh<V: Segmented + Send>(
         &self,
         tenant: &str,
     ) -> Result<(V, u64), MemoryError> {
@@ -39,17 +41,42 @@ impl Memory {
     /// [`Memory::refresh`] for a view stored under `key` (a view that
     /// depends on a profile's operators names them in its key) and started
     /// from `fresh()`.
-    pub(crate) fn refresh_keyed<V: Materialized + Send>(
+    pub(crate) fn refresh_keyed<V: Segmented + Send>(
         &self,
         key: &str,
         tenant: &str,
         fresh: impl Fn() -> V,
     ) -> Result<(V, u64), MemoryError> {
-        let mut slot = Slot::load(self, key, tenant, fresh)?;
+        let mut slot =
+            SegmentSlot::load(self, key, tenant, fresh, true, self.view_segment_records)?;
         for item in self.store.scan(slot.from()) {
             let stored = item?;
             if stored.record.tenant() == tenant {
-                slot.apply(&stored);
+                slot.apply(self, &stored)?;
+            } else {
+                slot.skip(stored.seq);
+            }
+        }
+        slot.save(self)?;
+        let last = slot.last;
+        // default: loaded with `whole`, so the whole state is there.
+        Ok((slot.whole.unwrap_or_default(), last))
+    }
+
+    /// Brings a view kept as one state (the keyed memories: a later record
+    /// replaces an earlier one's entry, so the state does not split into
+    /// segments) up to the end of the log, saves it, and returns it.
+    pub(crate) fn refresh_whole<V: Materialized + Send>(
+        &self,
+        tenant: &str,
+    ) -> Result<(V, u64), MemoryError> {
+        let mut slot = Slot::load(self, V::NAME, tenant, V::default)?;
+        for item in self.store.scan(slot.from()) {
+            let stored = item?;
+            if stored.record.tenant() == tenant {
+                slot.state.apply(&stored.id, &stored.record);
+                slot.last = stored.seq;
+                slot.changed = true;
             } else {
                 slot.last = stored.seq;
             }
@@ -122,33 +149,45 @@ impl Memory {
                 scanned += 1;
                 last = stored.seq;
                 for column in &mut columns {
-                    feed_column(column, route, std::slice::from_ref(&stored));
+                    feed_column(self, column, route, std::slice::from_ref(&stored))?;
                 }
             }
             return Ok((scanned, last));
         }
         std::thread::scope(|scope| {
             let mut senders = Vec::with_capacity(columns.len());
+            let mut handles = Vec::with_capacity(columns.len());
             for column in &mut columns {
                 let (tx, rx) =
                     std::sync::mpsc::sync_channel::<std::sync::Arc<Vec<StoredRecord>>>(2);
                 senders.push(tx);
-                scope.spawn(move || {
+                handles.push(scope.spawn(move || {
                     for batch in rx {
-                        feed_column(column, route, &batch);
+                        // A failed column stops reading: its receiver goes,
+                        // and the scan's sends to it are dropped.
+                        feed_column(self, column, route, &batch)?;
                     }
-                });
+                    Ok::<_, MemoryError>(())
+                }));
             }
             let mut batch = Vec::with_capacity(FEED_BATCH);
             let send = |batch: Vec<StoredRecord>| {
                 let batch = std::sync::Arc::new(batch);
                 for tx in &senders {
-                    // A worker only stops when its sender is dropped.
+                    // A worker only stops when its sender is dropped or it
+                    // failed (its error is returned below).
                     let _ = tx.send(std::sync::Arc::clone(&batch));
                 }
             };
+            let mut scanning = Ok(());
             for item in self.store.scan(from) {
-                let stored = item?;
+                let stored = match item {
+                    Ok(stored) => stored,
+                    Err(e) => {
+                        scanning = Err(MemoryError::from(e));
+                        break;
+                    }
+                };
                 scanned += 1;
                 last = stored.seq;
                 batch.push(stored);
@@ -159,10 +198,17 @@ impl Memory {
                     ));
                 }
             }
-            if !batch.is_empty() {
+            if !batch.is_empty() && scanning.is_ok() {
                 send(batch);
             }
-            Ok::<_, MemoryError>(())
+            drop(senders);
+            for handle in handles {
+                match handle.join() {
+                    Ok(result) => result?,
+                    Err(panic) => std::panic::resume_unwind(panic),
+                }
+            }
+            scanning
         })?;
         Ok((scanned, last))
     }
@@ -248,17 +294,20 @@ impl Memory {
         } else {
             Workers::Sequential
         };
-        self.one_pass_with(profile, tenants, pass, workers)
+        self.one_pass_with(profile, tenants, pass, workers, self.view_segment_records)
     }
 
     /// [`Memory::one_pass`] with the views fed in parallel or, for the
-    /// tests that compare the two, one after the other in this thread.
+    /// tests that compare the two, one after the other in this thread, and
+    /// segments sealed every `segment_records` records (tests cut them
+    /// small).
     fn one_pass_with(
         &self,
         profile: Option<&str>,
         tenants: &[String],
         pass: Pass,
         workers: Workers,
+        segment_records: u64,
     ) -> Result<Vec<Vec<(u64, String)>>, MemoryError> {
         let (graph_key, graph_fresh) = self.graph_membership_key(profile)?;
         let (levels_key, levels_fresh) = self.block_levels_key(profile)?;
@@ -284,21 +333,40 @@ impl Memory {
                     Box::new(Slot::fresh(&levels_key, levels_fresh())),
                 ]
             } else {
+                let reports = pass.reports();
                 vec![
-                    Box::new(Slot::load(
+                    Box::new(SegmentSlot::load(
                         self,
                         EventStatusState::NAME,
                         tenant,
                         EventStatusState::default,
+                        reports,
+                        segment_records,
                     )?),
-                    Box::new(Slot::load(
+                    Box::new(SegmentSlot::load(
                         self,
                         WeightsState::NAME,
                         tenant,
                         WeightsState::default,
+                        reports,
+                        segment_records,
                     )?),
-                    Box::new(Slot::load(self, &graph_key, tenant, &graph_fresh)?),
-                    Box::new(Slot::load(self, &levels_key, tenant, &levels_fresh)?),
+                    Box::new(SegmentSlot::load(
+                        self,
+                        &graph_key,
+                        tenant,
+                        &graph_fresh,
+                        reports,
+                        segment_records,
+                    )?),
+                    Box::new(SegmentSlot::load(
+                        self,
+                        &levels_key,
+                        tenant,
+                        &levels_fresh,
+                        reports,
+                        segment_records,
+                    )?),
                 ]
             };
             let search = match pass {
@@ -395,7 +463,7 @@ impl Memory {
         if self.store.count(RecordKind::KeyedMemory)? == 0 {
             return Ok(None);
         }
-        let (state, last_seq) = self.refresh::<KeyedMemoryState>(tenant)?;
+        let (state, last_seq) = self.refresh_whole::<KeyedMemoryState>(tenant)?;
         if state.applied == 0 {
             return Ok(None);
         }
@@ -424,7 +492,7 @@ impl Memory {
     pub(crate) fn graph_membership_key(
         &self,
         profile: Option<&str>,
-    ) -> Result<(String, impl Fn() -> GraphMembership), MemoryError> {
+    ) -> Result<(String, impl Fn() -> GraphMembership + use<>), MemoryError> {
         let (_, ops) = self.operators(profile)?;
         let (id, config) = (ops.projector.id().to_string(), ops.projector.config_hash());
         let key = format!("{}/{id}/{}", GraphMembership::NAME, config.short());
@@ -435,7 +503,7 @@ impl Memory {
     pub(crate) fn block_levels_key(
         &self,
         profile: Option<&str>,
-    ) -> Result<(String, impl Fn() -> BlockLevelsState), MemoryError> {
+    ) -> Result<(String, impl Fn() -> BlockLevelsState + use<>), MemoryError> {
         let (_, ops) = self.operators(profile)?;
         let (id, config) = (ops.extractor.id().to_string(), ops.extractor.config_hash());
         let key = format!("{}/{id}/{}", BlockLevelsState::NAME, config.short());
@@ -591,10 +659,11 @@ enum Unit<'a> {
 /// Gives each record of `batch` to the view of its tenant in `column`
 /// (a view skips what it already applied).
 fn feed_column(
+    memory: &Memory,
     column: &mut [Option<Unit<'_>>],
     route: &std::collections::HashMap<&str, usize>,
     batch: &[StoredRecord],
-) {
+) -> Result<(), MemoryError> {
     for stored in batch {
         let Some(unit) = route
             .get(stored.record.tenant())
@@ -606,7 +675,7 @@ fn feed_column(
         match unit {
             Unit::Slot(slot) => {
                 if stored.seq >= slot.from() {
-                    slot.apply(stored);
+                    slot.apply(memory, stored)?;
                 }
             }
             Unit::Search(search) => {
@@ -616,6 +685,7 @@ fn feed_column(
             }
         }
     }
+    Ok(())
 }
 
 /// Index of each view in a tenant's result of [`Memory::one_pass`].
@@ -632,11 +702,13 @@ struct TenantPass {
     search: Option<SearchPass>,
 }
 
-/// A [`Slot`] of any view type, so that one scan can feed several (on
-/// threads of their own).
+/// A slot of any view type ([`Slot`] or [`SegmentSlot`]), so that one
+/// scan can feed several (on threads of their own).
 trait AnySlot: Send {
     fn from(&self) -> u64;
-    fn apply(&mut self, stored: &strataflow_log::StoredRecord);
+    /// Applies the next record of the slot's tenant (a segment may read
+    /// earlier records it does not hold from the log).
+    fn apply(&mut self, memory: &Memory, stored: &StoredRecord) -> Result<(), MemoryError>;
     fn skip(&mut self, seq: u64);
     /// Saves the state (with `save`) and takes its digest (with `digest`,
     /// else an empty one), consuming the slot: the state is dropped before
@@ -655,10 +727,11 @@ impl<V: Materialized + Send> AnySlot for Slot<V> {
         self.last + 1
     }
 
-    fn apply(&mut self, stored: &strataflow_log::StoredRecord) {
+    fn apply(&mut self, _memory: &Memory, stored: &StoredRecord) -> Result<(), MemoryError> {
         self.state.apply(&stored.id, &stored.record);
         self.last = stored.seq;
         self.changed = true;
+        Ok(())
     }
 
     fn skip(&mut self, seq: u64) {
@@ -690,6 +763,239 @@ impl<V: Materialized + Send> AnySlot for Slot<V> {
     }
 }
 
+/// Records a segment of a persisted view applies before it is sealed and
+/// the next one started: what bounds a refresh's memory (one open segment
+/// per view, whatever the size of the log) and the bytes a small refresh
+/// rewrites (the open segment, not the whole state).
+pub(crate) const SEGMENT_RECORDS: u64 = 65_536;
+
+/// One segmented view being refreshed: its open (last) segment, which the
+/// next records extend, and, when the caller needs it, the whole state.
+struct SegmentSlot<V> {
+    key: String,
+    tenant: String,
+    /// The open segment.
+    open: V,
+    /// Its index among the view's segments.
+    index: u32,
+    /// Records the open segment applied.
+    open_records: u64,
+    /// Records after which a segment is sealed.
+    segment_records: u64,
+    /// Every segment appended in order, plus what the open one applied
+    /// since: kept only when the caller wants the state or its digest.
+    whole: Option<V>,
+    /// Last sequence applied (or skipped as another tenant's).
+    last: u64,
+    /// The sequence the view's head was saved at.
+    saved: u64,
+    /// The open segment applied something since it was loaded or saved,
+    /// or the view is being rebuilt from the first record.
+    changed: bool,
+}
+
+impl<V: Segmented> SegmentSlot<V> {
+    /// Loads the view's open segment (or starts the one after a full last
+    /// segment) and, with `whole`, every segment appended in order. A view
+    /// with no head, an unreadable head or segment, or an unsegmented state
+    /// of an earlier build is rebuilt from the first record, never trusted.
+    fn load(
+        memory: &Memory,
+        key: &str,
+        tenant: &str,
+        fresh: impl Fn() -> V,
+        whole: bool,
+        segment_records: u64,
+    ) -> Result<Self, MemoryError> {
+        let loaded = Self::read(memory, key, tenant, whole)?;
+        let mut slot = Self {
+            key: key.to_owned(),
+            tenant: tenant.to_owned(),
+            open: fresh(),
+            index: 0,
+            open_records: 0,
+            segment_records: segment_records.max(1),
+            whole: whole.then(&fresh),
+            last: 0,
+            saved: 0,
+            changed: true,
+        };
+        if let Some(Loaded {
+            last,
+            segments,
+            records,
+            open,
+            whole,
+        }) = loaded
+        {
+            (slot.last, slot.saved, slot.changed) = (last, last, false);
+            slot.whole = whole;
+            if records >= slot.segment_records {
+                slot.open = open.continuation();
+                slot.index = segments;
+            } else {
+                slot.open = open;
+                slot.index = segments.saturating_sub(1);
+                slot.open_records = records;
+            }
+        }
+        Ok(slot)
+    }
+
+    /// The persisted segments, or `None` when they are missing or cannot be
+    /// read (the view is then rebuilt).
+    fn read(
+        memory: &Memory,
+        key: &str,
+        tenant: &str,
+        whole: bool,
+    ) -> Result<Option<Loaded<V>>, MemoryError> {
+        let (last, segments, records) = match memory.store.view_segments(key, tenant) {
+            Ok(Some(head)) if head.1 > 0 => head,
+            Ok(_) | Err(strataflow_log::StoreError::Corrupt { .. }) => return Ok(None),
+            Err(e) => return Err(e.into()),
+        };
+        let segment = |index: u32| -> Result<Option<V>, MemoryError> {
+            match memory.store.view_segment(key, tenant, index) {
+                Ok(Some((_, bytes))) => Ok(V::decode(&bytes)),
+                Ok(None) | Err(strataflow_log::StoreError::Corrupt { .. }) => Ok(None),
+                Err(e) => Err(e.into()),
+            }
+        };
+        let Some(open) = segment(segments - 1)? else {
+            return Ok(None);
+        };
+        let whole = if whole {
+            let mut state: Option<V> = None;
+            for index in 0..segments {
+                let Some(part) = segment(index)? else {
+                    return Ok(None);
+                };
+                match &mut state {
+                    Some(state) => state.append(part),
+                    None => state = Some(part),
+                }
+            }
+            state
+        } else {
+            None
+        };
+        Ok(Some(Loaded {
+            last,
+            segments,
+            records,
+            open,
+            whole,
+        }))
+    }
+
+    /// Writes the open segment as the view's last, with the sequence
+    /// reached.
+    fn write_open(&self, memory: &Memory) -> Result<usize, MemoryError> {
+        let bytes = self
+            .open
+            .encode()
+            .map_err(|detail| MemoryError::ViewEncode {
+                view: self.key.clone(),
+                tenant: self.tenant.clone(),
+                detail,
+            })?;
+        memory.store.save_view_segment(
+            &self.key,
+            &self.tenant,
+            self.index,
+            self.last,
+            self.open_records,
+            &bytes,
+        )?;
+        Ok(bytes.len())
+    }
+
+    /// Saves the open segment when it applied something, or when the view
+    /// only went past other tenants' records (so that the next refresh
+    /// does not read them again).
+    fn save(&mut self, memory: &Memory) -> Result<(), MemoryError> {
+        if self.changed || self.last > self.saved {
+            let bytes = self.write_open(memory)?;
+            tracing::debug!(
+                view = self.key,
+                tenant = self.tenant,
+                segment = self.index,
+                bytes,
+                "view segment saved"
+            );
+            self.saved = self.last;
+            self.changed = false;
+        }
+        Ok(())
+    }
+}
+
+/// What [`SegmentSlot::read`] found.
+struct Loaded<V> {
+    last: u64,
+    segments: u32,
+    records: u64,
+    open: V,
+    whole: Option<V>,
+}
+
+impl<V: Segmented + Send> AnySlot for SegmentSlot<V> {
+    fn from(&self) -> u64 {
+        self.last + 1
+    }
+
+    fn apply(&mut self, memory: &Memory, stored: &StoredRecord) -> Result<(), MemoryError> {
+        for id in self.open.wants(&stored.record) {
+            // What the open segment does not hold, the log does: the same
+            // tenant's record, logged before this one.
+            if let Some(earlier) = memory.store.get(&id)?
+                && earlier.seq < stored.seq
+                && earlier.record.tenant() == self.tenant
+            {
+                self.open.recall(&earlier.id, &earlier.record);
+            }
+        }
+        self.open.apply(&stored.id, &stored.record);
+        if let Some(whole) = &mut self.whole {
+            whole.apply(&stored.id, &stored.record);
+        }
+        self.last = stored.seq;
+        self.changed = true;
+        self.open_records += 1;
+        if self.open_records >= self.segment_records {
+            // Sealed: saved as it is, and the next records go to its
+            // continuation, the next segment.
+            self.save(memory)?;
+            self.open = self.open.continuation();
+            self.index = self.index.saturating_add(1);
+            self.open_records = 0;
+        }
+        Ok(())
+    }
+
+    fn skip(&mut self, seq: u64) {
+        self.last = self.last.max(seq);
+    }
+
+    fn finish(
+        mut self: Box<Self>,
+        memory: &Memory,
+        _tenant: &str,
+        save: bool,
+        digest: bool,
+    ) -> Result<(u64, String), MemoryError> {
+        if save {
+            self.save(memory)?;
+        }
+        let digest = match (&self.whole, digest) {
+            (Some(whole), true) => whole.digest(),
+            _ => String::new(),
+        };
+        Ok((self.last, digest))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -697,6 +1003,7 @@ mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     use strataflow_log::{Record, RecordId};
+    use strataflow_materializers::view::WeightEntry;
 
     use super::*;
 
@@ -765,10 +1072,22 @@ mod tests {
             "the ingest's refresh saves no search snapshot"
         );
         let parallel = memory
-            .one_pass_with(None, &tenants, Pass::Rebuild, Workers::Parallel)
+            .one_pass_with(
+                None,
+                &tenants,
+                Pass::Rebuild,
+                Workers::Parallel,
+                SEGMENT_RECORDS,
+            )
             .unwrap();
         let sequential = memory
-            .one_pass_with(None, &tenants, Pass::Rebuild, Workers::Sequential)
+            .one_pass_with(
+                None,
+                &tenants,
+                Pass::Rebuild,
+                Workers::Sequential,
+                SEGMENT_RECORDS,
+            )
             .unwrap();
         assert_eq!(parallel, sequential);
         assert_eq!(parallel[0].len(), 5);
@@ -807,5 +1126,164 @@ mod tests {
         let reported = slot(3).finish(&memory, "t", false, true).unwrap();
         assert_eq!(reported, (7, "3".to_owned()));
         assert_eq!(DIGESTS.load(Ordering::SeqCst), before + 1);
+    }
+
+    /// The whole state of a view folded from the first record into one.
+    fn folded<V: Materialized>(memory: &Memory, fresh: V) -> V {
+        let mut state = fresh;
+        for item in memory.store.scan(0) {
+            let stored = item.unwrap();
+            if stored.record.tenant().is_empty() {
+                state.apply(&stored.id, &stored.record);
+            }
+        }
+        state
+    }
+
+    /// Replaces a view's segments with an unsegmented head (as an earlier
+    /// build left), so that the next refresh rebuilds it.
+    fn unsegment(memory: &Memory, key: &str) {
+        memory.store.save_view_chunks(key, "", 0, &[]).unwrap();
+    }
+
+    /// Segments cut anywhere fold to the whole state: on LoCoMo conv-26
+    /// with derivation, expansions (a governance record naming a block
+    /// logged long before) and uses of graph nodes (naming assertions
+    /// logged before), each view rebuilt (after an unsegmented head, as an
+    /// earlier build left) in segments of 1, 2, 7 and 300 records, then
+    /// loaded whole from its segments, equals, field for field, the one
+    /// fold of every record.
+    #[test]
+    fn segments_cut_anywhere_append_to_the_whole_fold() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut memory = Memory::open(dir.path()).unwrap();
+        let mut options = memory.ingest_options().unwrap();
+        options.durability = strataflow_log::Durability::Buffered;
+        let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/data/locomo/conv-26.json");
+        memory
+            .default_tenant()
+            .import_locomo(
+                &file,
+                &options,
+                strataflow_pipeline::ingest::OnInvalid::Refuse,
+                &mut |_| {},
+            )
+            .unwrap();
+        let tenant = memory.default_tenant();
+        let context = tenant.context(&crate::ContextOptions::default()).unwrap();
+        for (i, block) in context.iter().take(3).enumerate() {
+            tenant
+                .expand_block(
+                    &block.block.to_hex(),
+                    strataflow_operators::decay::ExpandTarget::Level(u8::try_from(i).unwrap()),
+                    &crate::ExpandOptions::default(),
+                )
+                .unwrap();
+        }
+        for query in ["charity race", "Caroline", "painting"] {
+            let found = tenant
+                .search(
+                    &crate::SearchRequest {
+                        query: query.into(),
+                        ..crate::SearchRequest::default()
+                    },
+                    &crate::SearchOptions {
+                        channel: crate::Channel::Graph,
+                        ..Default::default()
+                    },
+                )
+                .unwrap();
+            let refs: Vec<_> = found
+                .hits
+                .iter()
+                .take(2)
+                .map(|h| h.reference.clone())
+                .collect();
+            if refs.is_empty() {
+                continue;
+            }
+            let batch = found.batch.unwrap().to_hex();
+            let input = strataflow_operators::evidence_gate::AssessmentInput {
+                verdict: "sufficient".into(),
+                evidence: refs.clone(),
+                fit: String::new(),
+                missing: String::new(),
+                next: "answer".into(),
+            };
+            tenant.assess(&batch, &input).unwrap();
+            tenant.use_refs(&batch, &refs).unwrap();
+        }
+        drop(tenant);
+        let (graph_key, graph_fresh) = memory.graph_membership_key(None).unwrap();
+        let (levels_key, levels_fresh) = memory.block_levels_key(None).unwrap();
+        let whole_status = folded(&memory, EventStatusState::default());
+        let whole_weights = folded(&memory, WeightsState::default());
+        let whole_graph = folded(&memory, graph_fresh());
+        let whole_levels = folded(&memory, levels_fresh());
+        assert!(
+            whole_weights
+                .inputs
+                .iter()
+                .any(|e| matches!(e, WeightEntry::Use(events, _) if !events.is_empty())),
+            "a use reinforced events"
+        );
+        assert!(
+            whole_levels
+                .inputs
+                .values()
+                .flatten()
+                .any(|(_, level)| level.is_some()),
+            "an expansion was applied"
+        );
+        for records in [1, 2, 7, 300] {
+            memory.set_view_segment_records(records);
+            for key in [
+                EventStatusState::NAME,
+                WeightsState::NAME,
+                &graph_key,
+                &levels_key,
+            ] {
+                unsegment(&memory, key);
+            }
+            // The ingest's pass (no whole state kept), then each view
+            // loaded whole from its segments.
+            memory.refresh_views("").unwrap();
+            let (_, segments, _) = memory
+                .store
+                .view_segments(WeightsState::NAME, "")
+                .unwrap()
+                .unwrap();
+            assert!(
+                records == 300 || segments > 10,
+                "{records}: {segments} segments"
+            );
+            assert_eq!(
+                memory.refresh::<EventStatusState>("").unwrap().0,
+                whole_status,
+                "{records}"
+            );
+            assert_eq!(
+                memory.refresh::<WeightsState>("").unwrap().0,
+                whole_weights,
+                "{records}"
+            );
+            assert_eq!(
+                memory
+                    .refresh_keyed(&graph_key, "", &graph_fresh)
+                    .unwrap()
+                    .0,
+                whole_graph,
+                "{records}"
+            );
+            assert_eq!(
+                memory
+                    .refresh_keyed(&levels_key, "", &levels_fresh)
+                    .unwrap()
+                    .0,
+                whole_levels,
+                "{records}"
+            );
+        }
     }
 }
