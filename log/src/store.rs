@@ -39,6 +39,9 @@ use crate::record::{ModelCall, Record, RecordKind};
 /// Largest chunk of a view state saved by [`Store::save_view_chunks`].
 pub const VIEW_CHUNK_BYTES: usize = 4 << 20;
 
+/// Records read under one snapshot by [`Store::scan_in_stretches`].
+pub const SCAN_STRETCH: usize = 65_536;
+
 /// Length of the head value of a chunked view state.
 const CHUNK_HEAD_LEN: usize = 20;
 
@@ -1352,6 +1355,62 @@ impl Store {
         })
     }
 
+    /// Records from sequence `from` on, in log order, read in stretches of
+    /// [`SCAN_STRETCH`] records, each under a snapshot of its own. A scan
+    /// holds fjall's versions alive, and with them every memtable written
+    /// while it runs: a view refresh that saves its segments during one
+    /// long scan kept all of them in memory (137 MB at the end of a 1 GB
+    /// import, measured with a heap profiler). A record appended while the
+    /// scan runs may be read: the log only grows at its end, and sequences
+    /// are read in order, each once.
+    pub fn scan_in_stretches(
+        &self,
+        from: u64,
+    ) -> impl Iterator<Item = Result<StoredRecord, StoreError>> + '_ {
+        self.scan_in_stretches_of(from, SCAN_STRETCH)
+    }
+
+    /// [`Store::scan_in_stretches`] with stretches of `records` records.
+    fn scan_in_stretches_of(
+        &self,
+        from: u64,
+        records: usize,
+    ) -> impl Iterator<Item = Result<StoredRecord, StoreError>> + '_ {
+        let records = records.max(1);
+        let mut next = from;
+        let mut stretch: Option<Box<dyn Iterator<Item = Result<StoredRecord, StoreError>> + '_>> =
+            None;
+        let mut left = 0usize;
+        let mut done = false;
+        std::iter::from_fn(move || {
+            if done {
+                return None;
+            }
+            let scan = stretch.get_or_insert_with(|| {
+                left = records;
+                Box::new(self.scan(next))
+            });
+            match scan.next() {
+                Some(Ok(stored)) => {
+                    next = stored.seq.saturating_add(1);
+                    left -= 1;
+                    if left == 0 {
+                        stretch = None;
+                    }
+                    Some(Ok(stored))
+                }
+                Some(Err(e)) => {
+                    done = true;
+                    Some(Err(e))
+                }
+                None => {
+                    done = true;
+                    None
+                }
+            }
+        })
+    }
+
     /// Raw envelopes from sequence `from` on, in log order.
     pub fn scan_raw(
         &self,
@@ -2234,6 +2293,40 @@ mod error_tests {
     /// The manifest's last sequence on disk.
     fn manifest_last(dir: &Path) -> Option<u64> {
         Manifest::load(dir).unwrap().map(|m| m.last_seq)
+    }
+
+    /// A scan in stretches reads every record once, in order, across
+    /// stretch boundaries, from any start; records appended while it runs
+    /// are read too (after those before them).
+    #[test]
+    fn a_scan_in_stretches_reads_each_record_once_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let first: Vec<Record> = (0..10).map(|p| message(&format!("m{p}"), p)).collect();
+        store.append(&first, Durability::Buffered).unwrap();
+        for from in [0, 1, 4, 10, 11] {
+            for stretch in [1, 3, 10, 64] {
+                let seqs: Vec<u64> = store
+                    .scan_in_stretches_of(from, stretch)
+                    .map(|r| r.unwrap().seq)
+                    .collect();
+                let expected: Vec<u64> = (from.max(1)..=10).collect();
+                assert_eq!(seqs, expected, "from {from}, stretches of {stretch}");
+            }
+        }
+        let mut scan = store.scan_in_stretches_of(1, 3);
+        let mut seen = Vec::new();
+        for _ in 0..4 {
+            seen.push(scan.next().unwrap().unwrap().seq);
+        }
+        store
+            .append(
+                &[message("m10", 10), message("m11", 11)],
+                Durability::Buffered,
+            )
+            .unwrap();
+        seen.extend(scan.map(|r| r.unwrap().seq));
+        assert_eq!(seen, (1..=12).collect::<Vec<u64>>());
     }
 
     /// The writer rotates the `records` memtable once its commits filled

@@ -49,7 +49,7 @@ impl Memory {
     ) -> Result<(V, u64), MemoryError> {
         let mut slot =
             SegmentSlot::load(self, key, tenant, fresh, true, self.view_segment_records)?;
-        for item in self.store.scan(slot.from()) {
+        for item in self.store.scan_in_stretches(slot.from()) {
             let stored = item?;
             if stored.record.tenant() == tenant {
                 slot.apply(self, &stored)?;
@@ -144,7 +144,7 @@ impl Memory {
         }
         let (mut scanned, mut last) = (0u64, 0u64);
         if matches!(workers, Workers::Sequential) {
-            for item in self.store.scan(from) {
+            for item in self.store.scan_in_stretches(from) {
                 let stored = item?;
                 scanned += 1;
                 last = stored.seq;
@@ -180,7 +180,7 @@ impl Memory {
                 }
             };
             let mut scanning = Ok(());
-            for item in self.store.scan(from) {
+            for item in self.store.scan_in_stretches(from) {
                 let stored = match item {
                     Ok(stored) => stored,
                     Err(e) => {
