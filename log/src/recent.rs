@@ -66,6 +66,13 @@ pub(crate) struct Recent {
 }
 
 impl Recent {
+    /// Whether a backfill filled the cache (a whole generation of message
+    /// ids, or a layer of the external-id filter): what
+    /// [`crate::Store::trim_writer_cache`] gives back.
+    pub(crate) fn is_filled(&self) -> bool {
+        !self.previous.is_empty() || self.external.layers.len() > 1
+    }
+
     /// The sequence number of a message appended lately.
     pub(crate) fn get(&self, id: &RecordId) -> Option<&u64> {
         self.current.get(id).or_else(|| self.previous.get(id))

@@ -467,6 +467,7 @@ impl Memory {
     /// index at once doubled the peak memory of a 200,000-message backfill
     /// and halved its rate; the first search or `views` builds them.
     fn materialize(&self, options: &IngestOptions) -> Result<(), MemoryError> {
+        self.store.trim_writer_cache();
         if options.operators.is_none() {
             return Ok(());
         }
