@@ -8,9 +8,10 @@ mod cli;
 /// Version 2 without transparent huge pages (Cargo features `v2`, `no_thp`):
 /// version 3 returns freed memory to the system after a second, not 10 ms,
 /// and huge pages back whole 2 MiB regions of which a few bytes are in use;
-/// on the 1 GB ChatGPT export imported with derivation, v3 peaked at about
-/// 430 MB resident with huge pages and 310 MB without, v2 at 240–260 MB,
-/// with the same import rate (4% less on a 200,000-message ingest).
+/// on the 1 GB ChatGPT export imported with derivation (a 16 MiB block
+/// cache), v3 peaked at about 430 MB resident with huge pages and 310 MB
+/// without, v2 at 240–260 MB, at the same import rate (4% less on a
+/// 200,000-message ingest).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

@@ -172,12 +172,14 @@ impl std::fmt::Debug for Store {
     }
 }
 
-/// Block cache of the database. 16 MiB: every block a scan reads goes
-/// through it, so the view refresh after a backfill filled a 64 MiB cache
-/// with blocks read once (about 48 MB more of a 1 GB import's peak RSS),
-/// and that import was no faster with it (35.8–37.4 s against 33.6 s with
-/// 16 MiB, one run each way on this machine).
-const CACHE_BYTES: u64 = 16 * 1024 * 1024;
+/// Block cache of the database: 32 MiB. Every block a scan reads goes
+/// through it, so the view refresh after a backfill fills it with blocks
+/// read once: 64 MiB put a 1 GB import's peak RSS at 293,600-296,124 KiB,
+/// 32 MiB at 247,196-286,756. 16 MiB took off about 48 MB more, but random
+/// reads on a large store then missed it: the catch-up derivation of a
+/// 12-message ingest into that store (point reads of 555,000 messages)
+/// took 526-610 s instead of 17-18 s with 32 or 64 MiB.
+const CACHE_BYTES: u64 = 32 * 1024 * 1024;
 /// Cap on one keyspace's memtable. fjall holds a keyspace's writes while
 /// four sealed memtables wait for the flush worker, so a keyspace holds up
 /// to five (a 1 GB import held 80 MB of record values in memtables at the
