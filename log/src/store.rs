@@ -49,7 +49,23 @@ const CHUNK_HEAD_LEN: usize = 20;
 /// ([`Store::save_view_segment`]).
 const SEGMENTS_HEAD_TAG: u8 = b'S';
 /// Length of the head of a segmented view state.
-const SEGMENTS_HEAD_LEN: usize = 21;
+const SEGMENTS_HEAD_LEN: usize = 1 + CHUNK_HEAD_LEN;
+
+/// The fields of a view head, `[u64 BE][u32 BE][u64 BE]` (a chunk head:
+/// last sequence, chunks, total length; after a segments head's tag: last
+/// sequence, segments, records of the last segment), or `None` when
+/// `bytes` is not exactly [`CHUNK_HEAD_LEN`] long.
+fn head_fields(bytes: &[u8]) -> Option<(u64, u32, u64)> {
+    let b = <&[u8; CHUNK_HEAD_LEN]>::try_from(bytes).ok()?;
+    let (seq, rest) = b.split_first_chunk::<8>()?;
+    let (count, rest) = rest.split_first_chunk::<4>()?;
+    let (last, _) = rest.split_first_chunk::<8>()?;
+    Some((
+        u64::from_be_bytes(*seq),
+        u32::from_be_bytes(*count),
+        u64::from_be_bytes(*last),
+    ))
+}
 
 /// The name under which segment `index` of the segmented view state `view`
 /// is stored as a chunked state: `view#index` (zero-padded to six digits).
@@ -1885,20 +1901,11 @@ impl Store {
         else {
             return Ok(None);
         };
+        // After the tag, the chunk head's layout: sequence, count, length.
         let parsed = v
             .split_first()
             .filter(|(tag, _)| **tag == SEGMENTS_HEAD_TAG)
-            .and_then(|(_, rest)| <&[u8; SEGMENTS_HEAD_LEN - 1]>::try_from(rest).ok())
-            .and_then(|b| {
-                let (seq, rest) = b.split_first_chunk::<8>()?;
-                let (count, rest) = rest.split_first_chunk::<4>()?;
-                let (records, _) = rest.split_first_chunk::<8>()?;
-                Some((
-                    u64::from_be_bytes(*seq),
-                    u32::from_be_bytes(*count),
-                    u64::from_be_bytes(*records),
-                ))
-            });
+            .and_then(|(_, rest)| head_fields(rest));
         match parsed {
             Some(head) => Ok(Some(head)),
             None => Err(StoreError::Corrupt {
@@ -2000,23 +2007,11 @@ impl Store {
         else {
             return Ok(None);
         };
-        let parsed = <&[u8; CHUNK_HEAD_LEN]>::try_from(v.as_ref())
-            .ok()
-            .and_then(|b| {
-                let (seq, rest) = b.split_first_chunk::<8>()?;
-                let (count, rest) = rest.split_first_chunk::<4>()?;
-                let (total, _) = rest.split_first_chunk::<8>()?;
-                Some((
-                    u64::from_be_bytes(*seq),
-                    u32::from_be_bytes(*count),
-                    u64::from_be_bytes(*total),
-                ))
-            })
-            .ok_or_else(|| Corruption::ViewHead {
-                view: view.to_owned(),
-                len: v.len(),
-                expected: CHUNK_HEAD_LEN,
-            });
+        let parsed = head_fields(v.as_ref()).ok_or_else(|| Corruption::ViewHead {
+            view: view.to_owned(),
+            len: v.len(),
+            expected: CHUNK_HEAD_LEN,
+        });
         Ok(Some(parsed))
     }
 

@@ -1035,16 +1035,10 @@ mod tests {
         }
     }
 
-    /// The views fed in parallel (each kind on a thread of its own) fold
-    /// exactly what they fold one after the other: on LoCoMo conv-26
-    /// ingested with derivation, the rebuilt digests of every view, search
-    /// included, are equal, and so are those of a refresh from nothing;
-    /// the ingest's own refresh (parallel, with the search snapshot in the
-    /// same scan) left states whose digests are those of the rebuild.
-    #[test]
-    fn views_fed_in_parallel_equal_views_fed_one_after_the_other() {
-        let dir = tempfile::tempdir().unwrap();
-        let memory = Memory::open(dir.path()).unwrap();
+    /// A memory in `dir` holding LoCoMo conv-26, imported with derivation
+    /// (events extracted).
+    fn conv26(dir: &std::path::Path) -> Memory {
+        let memory = Memory::open(dir).unwrap();
         let mut options = memory.ingest_options().unwrap();
         options.durability = strataflow_log::Durability::Buffered;
         let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -1059,6 +1053,19 @@ mod tests {
             )
             .unwrap();
         assert!(stats.events > 0, "derived: {stats:?}");
+        memory
+    }
+
+    /// The views fed in parallel (each kind on a thread of its own) fold
+    /// exactly what they fold one after the other: on LoCoMo conv-26
+    /// ingested with derivation, the rebuilt digests of every view, search
+    /// included, are equal, and so are those of a refresh from nothing;
+    /// the ingest's own refresh (parallel, with the search snapshot in the
+    /// same scan) left states whose digests are those of the rebuild.
+    #[test]
+    fn views_fed_in_parallel_equal_views_fed_one_after_the_other() {
+        let dir = tempfile::tempdir().unwrap();
+        let memory = conv26(dir.path());
         let tenants = memory.tenants().unwrap();
         // The ingest's refresh leaves the search snapshot to the first
         // search (building every tenant's at once doubled its memory).
@@ -1156,20 +1163,7 @@ mod tests {
     #[test]
     fn segments_cut_anywhere_append_to_the_whole_fold() {
         let dir = tempfile::tempdir().unwrap();
-        let mut memory = Memory::open(dir.path()).unwrap();
-        let mut options = memory.ingest_options().unwrap();
-        options.durability = strataflow_log::Durability::Buffered;
-        let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../tests/data/locomo/conv-26.json");
-        memory
-            .default_tenant()
-            .import_locomo(
-                &file,
-                &options,
-                strataflow_pipeline::ingest::OnInvalid::Refuse,
-                &mut |_| {},
-            )
-            .unwrap();
+        let mut memory = conv26(dir.path());
         let tenant = memory.default_tenant();
         let context = tenant.context(&crate::ContextOptions::default()).unwrap();
         for (i, block) in context.iter().take(3).enumerate() {
