@@ -74,11 +74,9 @@ impl Memory {
         for item in self.store.scan(slot.from()) {
             let stored = item?;
             if stored.record.tenant() == tenant {
-                slot.state.apply(&stored.id, &stored.record);
-                slot.last = stored.seq;
-                slot.changed = true;
+                AnySlot::apply(&mut slot, self, &stored)?;
             } else {
-                slot.last = stored.seq;
+                slot.skip(stored.seq);
             }
         }
         if let Some(bytes) = slot.encode_changed(tenant)? {
