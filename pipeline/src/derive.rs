@@ -155,24 +155,49 @@ pub fn stage_state(
     config: &Digest,
     inputs: Option<&[RecordId]>,
 ) -> Result<StageState, StoreError> {
+    Ok(state_among(
+        &derivations_of(store, anchor)?,
+        op,
+        config,
+        inputs,
+    ))
+}
+
+/// The `Derivation` children of `anchor`, in log order.
+fn derivations_of(store: &Store, anchor: &RecordId) -> Result<Vec<Derivation>, StoreError> {
+    Ok(store
+        .children_of_kind(anchor, RecordKind::Derivation)?
+        .into_iter()
+        .filter_map(|stored| match stored.record {
+            Record::Derivation(d) => Some(d),
+            _ => None,
+        })
+        .collect())
+}
+
+/// The stage history of `op` (with `config`) among an anchor's
+/// derivations (see [`stage_state`]).
+fn state_among(
+    derivations: &[Derivation],
+    op: &OperatorId,
+    config: &Digest,
+    inputs: Option<&[RecordId]>,
+) -> StageState {
     let name = op.to_string();
     let mut state = StageState::default();
-    for stored in store.children_of_kind(anchor, RecordKind::Derivation)? {
-        let Record::Derivation(d) = stored.record else {
-            continue;
-        };
+    for d in derivations {
         if d.operator != name || d.config_hash != *config || inputs.is_some_and(|i| d.inputs != i) {
             continue;
         }
         match &d.outcome {
-            Outcome::Ok | Outcome::Skipped { .. } => state.done = Some(d),
+            Outcome::Ok | Outcome::Skipped { .. } => state.done = Some(d.clone()),
             Outcome::Failed { error } => {
                 state.failures += 1;
                 state.last_error = Some(error.clone());
             }
         }
     }
-    Ok(state)
+    state
 }
 
 /// The summarizer's history on `block` (see [`stage_state`]).
@@ -282,6 +307,52 @@ fn block(store: &Store, id: &RecordId) -> Result<Block, DeriveError> {
     }
 }
 
+/// What a block's extraction gave: its events, made in this pass, or the
+/// ids an extraction made before named (read only when a stage needs them).
+enum Extracted {
+    Now(Vec<(RecordId, Event)>),
+    Before(Vec<RecordId>),
+}
+
+/// A thread's recent events, oldest first, at most [`TIMELINE_LIMIT`]:
+/// those read (or extracted in this pass), then the ids of those that
+/// extractions done before named, read only when an extraction runs.
+#[derive(Default)]
+struct Timeline {
+    read: Vec<(RecordId, Event)>,
+    unread: Vec<RecordId>,
+}
+
+impl Timeline {
+    /// Events extracted in this pass (every earlier one is read: the
+    /// extraction read the timeline).
+    fn push_read(&mut self, events: Vec<(RecordId, Event)>) {
+        self.read.extend(events);
+        self.trim();
+    }
+
+    fn push_unread(&mut self, ids: &[RecordId]) {
+        self.unread.extend_from_slice(ids);
+        self.trim();
+    }
+
+    /// Keeps the last [`TIMELINE_LIMIT`] events.
+    fn trim(&mut self) {
+        let excess = (self.read.len() + self.unread.len()).saturating_sub(TIMELINE_LIMIT);
+        let from_read = excess.min(self.read.len());
+        self.read.drain(..from_read);
+        self.unread.drain(..excess - from_read);
+    }
+}
+
+/// A block whose messages are read only when a stage needs them
+/// ([`Run::read_input`]).
+struct UnreadInput<'a> {
+    id: RecordId,
+    block: &'a Block,
+    messages: &'a OnceCell<Vec<(RecordId, Message)>>,
+}
+
 /// Stage keys for the retry schedule.
 #[derive(Clone, PartialEq, Eq, Hash)]
 enum StageKey {
@@ -307,7 +378,7 @@ enum Step<T> {
 
 impl Run<'_> {
     fn thread(&mut self, blocks: &[RecordId]) -> Result<(), DeriveError> {
-        let mut timeline: Vec<(RecordId, Event)> = Vec::new();
+        let mut timeline = Timeline::default();
         for (i, block_id) in blocks.iter().enumerate() {
             let neighbours = (
                 i.checked_sub(1).and_then(|p| blocks.get(p)),
@@ -315,35 +386,74 @@ impl Run<'_> {
             );
             self.stats.blocks += 1;
             let block = block(self.store, block_id)?;
-            let messages = self.messages(&block)?;
-            // The messages' text analysis, computed once for the stages
-            // that run and read it (the summarizer and the extractor).
+            // What a stage reads is read only when it runs: the messages
+            // (and their text analysis, computed once for the summarizer
+            // and the extractor), the summary, the thread's earlier
+            // events. A block whose stages are done costs its own record,
+            // its derivations (read once for both of its stages) and its
+            // projection's state: a catch-up over a derived store reads
+            // nothing more.
+            let messages = OnceCell::new();
             let analyses = OnceCell::new();
-            let input = BlockInput {
+            let input = UnreadInput {
                 id: *block_id,
                 block: &block,
                 messages: &messages,
-                attempt: 1,
-                analyses: None,
             };
-            let Step::Done((summary_id, summary)) = self.summary(&input, &analyses)? else {
+            let derivations = derivations_of(self.store, block_id)?;
+            let Step::Done((summary_id, summary)) =
+                self.summary(&input, &derivations, &analyses)?
+            else {
                 continue;
             };
-            let Step::Done(events) = self.extraction(
-                &input, &analyses, summary_id, &summary, &timeline, neighbours,
+            let Step::Done(extracted) = self.extraction(
+                &input,
+                &derivations,
+                &analyses,
+                (summary_id, summary),
+                &mut timeline,
+                neighbours,
             )?
             else {
                 continue;
             };
             self.stats.ready += 1;
-            if !events.is_empty() {
-                self.projection(&block.tenant, &events)?;
+            match extracted {
+                Extracted::Now(events) => {
+                    if !events.is_empty() {
+                        let ids: Vec<RecordId> = events.iter().map(|(id, _)| *id).collect();
+                        self.projection(&block.tenant, &ids, Some(&events))?;
+                    }
+                    timeline.push_read(events);
+                }
+                Extracted::Before(ids) => {
+                    if !ids.is_empty() {
+                        self.projection(&block.tenant, &ids, None)?;
+                    }
+                    timeline.push_unread(&ids);
+                }
             }
-            timeline.extend(events);
-            let excess = timeline.len().saturating_sub(TIMELINE_LIMIT);
-            timeline.drain(..excess);
         }
         Ok(())
+    }
+
+    /// The stages' input of a block, its messages read from the log the
+    /// first time.
+    fn read_input<'a>(&self, input: &UnreadInput<'a>) -> Result<BlockInput<'a>, DeriveError> {
+        let messages = match input.messages.get() {
+            Some(read) => read,
+            None => {
+                let read = self.messages(input.block)?;
+                input.messages.get_or_init(|| read)
+            }
+        };
+        Ok(BlockInput {
+            id: input.id,
+            block: input.block,
+            messages,
+            attempt: 1,
+            analyses: None,
+        })
     }
 
     fn messages(&self, block: &Block) -> Result<Vec<(RecordId, Message)>, DeriveError> {
@@ -424,22 +534,18 @@ impl Run<'_> {
 
     fn summary<'a>(
         &mut self,
-        input: &BlockInput<'a>,
+        input: &UnreadInput<'a>,
+        derivations: &[Derivation],
         analyses: &'a OnceCell<Vec<Analysis>>,
-    ) -> Result<Step<(RecordId, BlockSummary)>, DeriveError> {
-        let state = summary_state(self.store, self.ops, &input.id)?;
+    ) -> Result<Step<(RecordId, Option<BlockSummary>)>, DeriveError> {
+        let s = &self.ops.summarizer;
+        let state = state_among(derivations, &s.id(), &s.config_hash(), None);
         if let Some(done) = state.done {
             let id = done.outputs.first().copied().ok_or(DeriveError::NoOutput {
                 stage: "summary",
                 input: input.id,
             })?;
-            return match self.store.get(&id)?.map(|s| s.record) {
-                Some(Record::BlockSummary(s)) => Ok(Step::Done((id, s))),
-                _ => Err(DeriveError::Missing {
-                    kind: "summary",
-                    id,
-                }),
-            };
+            return Ok(Step::Done((id, None)));
         }
         let key = StageKey::Summary(input.id);
         if !self.may_run(&key, state.failures) {
@@ -447,39 +553,36 @@ impl Run<'_> {
         }
         self.stats.runs += 1;
         let attempt = state.failures + 1;
-        let input = stage::carrying(self.ops.summarizer.reads_analysis(), input, analyses);
+        let input = self.read_input(input)?;
+        let input = stage::carrying(self.ops.summarizer.reads_analysis(), &input, analyses);
         let run = stage::summarize(self.ops, &input, attempt)?;
         Ok(match self.commit(key, attempt, run)? {
-            Some(done) => Step::Done(done),
+            Some((id, summary)) => Step::Done((id, Some(summary))),
             None => Step::NotYet,
         })
     }
 
+    /// The block's extraction: its events when it runs now, their ids when
+    /// it was done before. `summary` is the block's summary id and, when
+    /// it was made in this pass, the summary.
     fn extraction<'a>(
         &mut self,
-        input: &BlockInput<'a>,
+        input: &UnreadInput<'a>,
+        derivations: &[Derivation],
         analyses: &'a OnceCell<Vec<Analysis>>,
-        summary_id: RecordId,
-        summary: &BlockSummary,
-        timeline: &[(RecordId, Event)],
+        summary: (RecordId, Option<BlockSummary>),
+        timeline: &mut Timeline,
         neighbours: (Option<&RecordId>, Option<&RecordId>),
-    ) -> Result<Step<Vec<(RecordId, Event)>>, DeriveError> {
-        let state = extraction_state(self.store, self.ops, &input.id)?;
+    ) -> Result<Step<Extracted>, DeriveError> {
+        let x = &self.ops.extractor;
+        let state = state_among(derivations, &x.id(), &x.config_hash(), None);
         if let Some(done) = state.done {
-            let mut events = Vec::new();
-            for id in &done.outputs {
-                match self.store.get(id)?.map(|s| s.record) {
-                    Some(Record::Event(e)) => events.push((*id, e)),
-                    _ => {
-                        return Err(DeriveError::Missing {
-                            kind: "event",
-                            id: *id,
-                        });
-                    }
-                }
-            }
-            return Ok(Step::Done(events));
+            return Ok(Step::Done(Extracted::Before(done.outputs)));
         }
+        let (summary_id, summary) = match summary {
+            (id, Some(summary)) => (id, summary),
+            (id, None) => (id, self.summary_record(id)?),
+        };
         let key = StageKey::Extraction(input.id);
         // A skipped extraction never fails, so it needs no retry slot.
         if summary.should_extract && !self.may_run(&key, state.failures) {
@@ -492,18 +595,54 @@ impl Run<'_> {
         let next = self.key_points(neighbours.1)?;
         let context = ExtractionContext {
             summary_id,
-            summary,
+            summary: &summary,
             previous_key_points: previous.as_deref(),
             next_key_points: next.as_deref(),
-            timeline,
+            timeline: self.read_timeline(timeline)?,
         };
         let attempt = state.failures + 1;
-        let input = stage::carrying(self.ops.extractor.reads_analysis(), input, analyses);
+        let input = self.read_input(input)?;
+        let input = stage::carrying(self.ops.extractor.reads_analysis(), &input, analyses);
         let run = stage::extract(self.ops, &input, &context, attempt)?;
         Ok(match self.commit(key, attempt, run)? {
-            Some(done) => Step::Done(done),
+            Some(events) => Step::Done(Extracted::Now(events)),
             None => Step::NotYet,
         })
+    }
+
+    fn summary_record(&self, id: RecordId) -> Result<BlockSummary, DeriveError> {
+        match self.store.get(&id)?.map(|s| s.record) {
+            Some(Record::BlockSummary(s)) => Ok(s),
+            _ => Err(DeriveError::Missing {
+                kind: "summary",
+                id,
+            }),
+        }
+    }
+
+    fn events(&self, ids: &[RecordId]) -> Result<Vec<(RecordId, Event)>, DeriveError> {
+        ids.iter()
+            .map(|id| match self.store.get(id)?.map(|s| s.record) {
+                Some(Record::Event(e)) => Ok((*id, e)),
+                _ => Err(DeriveError::Missing {
+                    kind: "event",
+                    id: *id,
+                }),
+            })
+            .collect()
+    }
+
+    /// The timeline with every event read (those named by extractions done
+    /// before are read now).
+    fn read_timeline<'t>(
+        &self,
+        timeline: &'t mut Timeline,
+    ) -> Result<&'t [(RecordId, Event)], DeriveError> {
+        if !timeline.unread.is_empty() {
+            let unread = std::mem::take(&mut timeline.unread);
+            timeline.read.extend(self.events(&unread)?);
+        }
+        Ok(&timeline.read)
     }
 
     /// L2 key points of a block under this profile's summarizer, if summarized.
@@ -521,15 +660,17 @@ impl Run<'_> {
         })
     }
 
+    /// The projection of a block's events (`ids`), read from the log when
+    /// it must run and `events` does not hold them.
     fn projection(
         &mut self,
         tenant: &str,
-        events: &[(RecordId, Event)],
+        ids: &[RecordId],
+        events: Option<&[(RecordId, Event)]>,
     ) -> Result<(), DeriveError> {
-        let inputs: Vec<RecordId> = events.iter().map(|(id, _)| *id).collect();
         let (Some(anchor), Some(state)) = (
-            inputs.first().copied(),
-            projection_state(self.store, self.ops, &inputs)?,
+            ids.first().copied(),
+            projection_state(self.store, self.ops, ids)?,
         ) else {
             return Ok(());
         };
@@ -542,6 +683,14 @@ impl Run<'_> {
         }
         self.stats.runs += 1;
         let attempt = state.failures + 1;
+        let read;
+        let events = match events {
+            Some(events) => events,
+            None => {
+                read = self.events(ids)?;
+                &read
+            }
+        };
         let run = stage::project(self.ops, tenant, events, attempt)?;
         self.commit(key, attempt, run)?;
         Ok(())

@@ -346,8 +346,9 @@ fn write_reject(out: &mut dyn Write, rejected: &Rejected) -> std::io::Result<()>
 #[derive(Default)]
 struct Validator {
     seen: HashMap<u128, u128>,
-    /// Threads → whether the log held messages of them before the run.
-    stored_threads: HashMap<(String, String), bool>,
+    /// Tenant → thread → whether the log held messages of it before the
+    /// run (nested, so that a lookup borrows the names).
+    stored_threads: HashMap<String, HashMap<String, bool>>,
     /// The last checked input repeats an earlier one of the input (same
     /// content): the runtime skips it.
     repeated: bool,
@@ -397,14 +398,21 @@ impl Validator {
             self.seen.insert(key, fingerprint);
             return Ok(Ok(()));
         };
-        let thread = (input.tenant.clone(), input.thread.clone());
-        let thread_stored = match self.stored_threads.get(&thread) {
-            Some(known) => *known,
+        let known = self
+            .stored_threads
+            .get(input.tenant.as_str())
+            .and_then(|threads| threads.get(input.thread.as_str()))
+            .copied();
+        let thread_stored = match known {
+            Some(known) => known,
             None => {
                 let known = store
                     .thread_head(&input.tenant, &input.thread)?
                     .is_some_and(|h| h.messages > 0);
-                self.stored_threads.insert(thread, known);
+                self.stored_threads
+                    .entry(input.tenant.clone())
+                    .or_default()
+                    .insert(input.thread.clone(), known);
                 known
             }
         };
@@ -440,7 +448,10 @@ impl Validator {
 /// A hash of everything in a message but its position (the fields
 /// [`MessageInput::same_content_as`] compares), length-prefixed.
 fn content_fingerprint(input: &MessageInput) -> u128 {
-    let mut h = blake3::Hasher::new_derive_key("strataflow ingest message content v1");
+    static CONTENT_KEY: std::sync::LazyLock<blake3::Hasher> = std::sync::LazyLock::new(|| {
+        blake3::Hasher::new_derive_key("strataflow ingest message content v1")
+    });
+    let mut h = CONTENT_KEY.clone();
     let mut field = |bytes: &[u8]| {
         h.update(&(bytes.len() as u64).to_le_bytes());
         h.update(bytes);
@@ -469,7 +480,10 @@ fn content_fingerprint(input: &MessageInput) -> u128 {
 
 /// A 128-bit hash of a message's (tenant, thread, external id).
 fn message_key(input: &MessageInput) -> u128 {
-    let mut h = blake3::Hasher::new_derive_key("strataflow ingest message key v1");
+    static MESSAGE_KEY: std::sync::LazyLock<blake3::Hasher> = std::sync::LazyLock::new(|| {
+        blake3::Hasher::new_derive_key("strataflow ingest message key v1")
+    });
+    let mut h = MESSAGE_KEY.clone();
     for part in [&input.tenant, &input.thread, &input.external_id] {
         h.update(&(part.len() as u64).to_le_bytes());
         h.update(part.as_bytes());

@@ -368,8 +368,9 @@ fn worker(
     done: &Sender<Done>,
     committed: &AtomicU64,
 ) -> Result<u64, IngestError> {
-    // Each thread's state and the last chunk that touched it.
-    let mut threads: HashMap<(String, String), (ThreadState, u64)> = HashMap::default();
+    // Each thread's state and the last chunk that touched it, by the
+    // thread's key hash ([`thread_hash`]: no copy of its names per message).
+    let mut threads: HashMap<u128, (ThreadState, u64)> = HashMap::default();
     // Threads whose state was dropped (by key hash): loading one again is
     // no new thread of the run.
     let mut dropped: HashSet<u128> = HashSet::default();
@@ -386,7 +387,7 @@ fn worker(
             failed_runs: 0,
         };
         for (index, input) in part.items {
-            let key = (input.tenant.clone(), input.thread.clone());
+            let key = thread_hash(&input.tenant, &input.thread);
             let mut records = Vec::new();
             let (state, last) = match threads.entry(key) {
                 std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
@@ -396,7 +397,7 @@ fn worker(
                     let loaded = state.seal_loaded(&options.sealer, operators)?;
                     out.failed_runs += loaded.failed_runs;
                     records.extend(loaded.records);
-                    if dropped.remove(&thread_hash(&input.tenant, &input.thread)) {
+                    if dropped.remove(&key) {
                         window.widen();
                     } else {
                         out.threads += 1;
@@ -418,10 +419,10 @@ fn worker(
             // A state is dropped only when every record its thread produced
             // is in the log, so loading it again gives the same state.
             let in_log = committed.load(Ordering::Acquire);
-            threads.retain(|(tenant, thread), (_, last)| {
+            threads.retain(|key, (_, last)| {
                 let keep = window.keeps(*last, chunk) || *last >= in_log;
                 if !keep {
-                    dropped.insert(thread_hash(tenant, thread));
+                    dropped.insert(*key);
                     dropped_states += 1;
                 }
                 keep
@@ -461,7 +462,10 @@ impl IdleWindow {
 
 /// A 128-bit hash of a thread's key.
 fn thread_hash(tenant: &str, thread: &str) -> u128 {
-    let mut h = blake3::Hasher::new_derive_key("strataflow runtime thread key v1");
+    static THREAD_KEY: std::sync::LazyLock<blake3::Hasher> = std::sync::LazyLock::new(|| {
+        blake3::Hasher::new_derive_key("strataflow runtime thread key v1")
+    });
+    let mut h = THREAD_KEY.clone();
     for part in [tenant, thread] {
         h.update(&(part.len() as u64).to_le_bytes());
         h.update(part.as_bytes());

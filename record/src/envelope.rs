@@ -144,7 +144,11 @@ pub fn encode_event(event: &Event) -> Result<Vec<u8>, EncodeError> {
 
 /// The id of an envelope.
 pub fn id_of(envelope: &[u8]) -> RecordId {
-    let mut h = blake3::Hasher::new_derive_key(ID_CONTEXT);
+    /// The hasher with the context key derived, once per process (deriving
+    /// it hashes the context string: a compression per record, saved).
+    static ID_HASHER: std::sync::LazyLock<blake3::Hasher> =
+        std::sync::LazyLock::new(|| blake3::Hasher::new_derive_key(ID_CONTEXT));
+    let mut h = ID_HASHER.clone();
     h.update(envelope);
     RecordId(*h.finalize().as_bytes())
 }

@@ -82,7 +82,7 @@ const CODE_FENCE: &str = "```";
 /// [`REPEATED_PASTE_MARKER`].
 pub fn render_condensed(messages: &[TranscriptMessage<'_>]) -> String {
     let mut seen: HashSet<String> = HashSet::new();
-    let mut rendered_messages = Vec::new();
+    let mut out = String::new();
     for message in messages.iter().filter(|m| m.role != Role::System) {
         let mut parts = condense_message(message.content);
         parts.extend(message.tool_calls.iter().map(|call| Part {
@@ -92,23 +92,23 @@ pub fn render_condensed(messages: &[TranscriptMessage<'_>]) -> String {
         if parts.is_empty() {
             continue;
         }
-        let rendered: Vec<String> = parts
-            .into_iter()
-            .map(|part| {
-                if part.paste_candidate && !seen.insert(normalized_paragraph(&part.text)) {
-                    REPEATED_PASTE_MARKER.to_owned()
-                } else {
-                    part.text
-                }
-            })
-            .collect();
-        rendered_messages.push(format!(
-            "{}: {}",
-            message.role.label(),
-            rendered.join("\n\n")
-        ));
+        if !out.is_empty() {
+            out.push_str("\n\n");
+        }
+        out.push_str(message.role.label());
+        out.push_str(": ");
+        for (k, part) in parts.iter().enumerate() {
+            if k > 0 {
+                out.push_str("\n\n");
+            }
+            if part.paste_candidate && !seen.insert(normalized_paragraph(&part.text)) {
+                out.push_str(REPEATED_PASTE_MARKER);
+            } else {
+                out.push_str(&part.text);
+            }
+        }
     }
-    rendered_messages.join("\n\n")
+    out
 }
 
 struct Part {
@@ -142,8 +142,7 @@ fn condense_message(content: &str) -> Vec<Part> {
                     if kept.is_empty() {
                         continue;
                     }
-                    let paste_candidate = looks_like_code(&kept)
-                        || normalized_paragraph(&kept).chars().count() >= REPEATED_PASTE_MIN_CHARS;
+                    let paste_candidate = looks_like_code(&kept) || is_long_for_a_paste(&kept);
                     parts.push(Part {
                         text: kept,
                         paste_candidate,
@@ -266,8 +265,38 @@ fn split_sentences(paragraph: &str) -> Vec<&str> {
 
 fn is_filler_sentence(sentence: &str) -> bool {
     let stripped = js_trim(sentence).trim_end_matches(|c| FILLER_TRAILING_PUNCTUATION.contains(c));
-    let normalized = js_trim(stripped).to_lowercase();
+    let trimmed = js_trim(stripped);
+    if trimmed.is_ascii() {
+        // ASCII lowercases byte for byte: compared in place, no copy.
+        return FILLER_ONLY
+            .iter()
+            .any(|filler| filler.eq_ignore_ascii_case(trimmed));
+    }
+    let normalized = trimmed.to_lowercase();
     FILLER_ONLY.contains(&normalized.as_str())
+}
+
+/// Whether [`normalized_paragraph`] of `text` has at least
+/// [`REPEATED_PASTE_MIN_CHARS`] characters, counted without building it
+/// when that settles it: collapsing whitespace after trimming counts as
+/// after, and lowercasing never shortens a text in characters (each maps to
+/// one or more), so the collapsed count already answers when it reaches
+/// the threshold, or when the text is ASCII (lowercased one for one).
+fn is_long_for_a_paste(text: &str) -> bool {
+    let trimmed = js_trim(text);
+    let mut count = 0usize;
+    let mut in_space = false;
+    for c in trimmed.chars() {
+        let space = is_js_space(c);
+        if !(space && in_space) {
+            count += 1;
+        }
+        in_space = space;
+    }
+    if count >= REPEATED_PASTE_MIN_CHARS || trimmed.is_ascii() {
+        return count >= REPEATED_PASTE_MIN_CHARS;
+    }
+    normalized_paragraph(text).chars().count() >= REPEATED_PASTE_MIN_CHARS
 }
 
 /// Whitespace collapsed to single spaces, trimmed, lowercased.
@@ -474,6 +503,34 @@ mod tests {
         }
         for text in ["Okay then", "好的吧", "yes please", ""] {
             assert!(!is_filler_sentence(text), "{text:?}");
+        }
+        // U+212A KELVIN SIGN lowercases to `k`: not ASCII, yet a filler.
+        assert!(is_filler_sentence("O\u{212a}!"));
+    }
+
+    proptest::proptest! {
+        /// The in-place filler match answers as lowercasing a copy does.
+        #[test]
+        fn filler_matching_equals_matching_a_lowercased_copy(
+            sentence in "(?i:ok|okay|got it|thank you|sure)[ .!?。～]{0,3}|好的[。！]?|[a-zA-Z \u{212a}\u{130}\u{3a3}.!]{0,12}",
+        ) {
+            let stripped = js_trim(&sentence)
+                .trim_end_matches(|c| FILLER_TRAILING_PUNCTUATION.contains(c));
+            let by_copy = FILLER_ONLY.contains(&js_trim(stripped).to_lowercase().as_str());
+            proptest::prop_assert_eq!(is_filler_sentence(&sentence), by_copy);
+        }
+
+        /// The counted paste length answers as counting the normalized
+        /// paragraph does, around the threshold and with characters whose
+        /// lowercase is longer (U+0130) or narrower (U+212A).
+        #[test]
+        fn the_counted_paste_length_equals_the_normalized_one(
+            text in "[a-zA-Z \t\n]{60,100}|[a-zA-Z \t\n\u{a0}\u{3000}\u{feff}\u{85}\u{130}\u{212a}好]{60,100}",
+        ) {
+            proptest::prop_assert_eq!(
+                is_long_for_a_paste(&text),
+                normalized_paragraph(&text).chars().count() >= REPEATED_PASTE_MIN_CHARS
+            );
         }
     }
 }

@@ -13,12 +13,25 @@ use super::TranscriptMessage;
 /// `arguments` and `result` are embedded as JSON values (`null` when absent;
 /// text that is not JSON is embedded as a JSON string).
 pub fn render_raw(messages: &[TranscriptMessage<'_>]) -> String {
-    let mut lines = Vec::new();
+    let mut out = String::with_capacity(
+        messages
+            .iter()
+            .map(|m| m.content.len() + m.role.as_str().len() + 4)
+            .sum(),
+    );
     for message in messages {
-        lines.push(format!("{}: {}", message.role.as_str(), message.content));
-        lines.extend(message.tool_calls.iter().map(raw_tool_line));
+        if !out.is_empty() {
+            out.push_str("\n\n");
+        }
+        out.push_str(message.role.as_str());
+        out.push_str(": ");
+        out.push_str(message.content);
+        for call in message.tool_calls {
+            out.push_str("\n\n");
+            out.push_str(&raw_tool_line(call));
+        }
     }
-    lines.join("\n\n")
+    out
 }
 
 fn raw_tool_line(call: &ToolCall) -> String {

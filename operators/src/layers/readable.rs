@@ -16,7 +16,14 @@ use super::tool_summary::{summarize_tool_json, summarize_tool_trace};
 /// whole body is a tool-call payload is replaced by its
 /// [`summarize_tool_json`] line; system messages are dropped.
 pub fn render_readable(messages: &[TranscriptMessage<'_>]) -> String {
-    let mut lines = Vec::new();
+    let mut out = String::new();
+    let mut first = true;
+    let mut line = |out: &mut String, parts: &[&str]| {
+        if !std::mem::take(&mut first) {
+            out.push_str("\n\n");
+        }
+        parts.iter().for_each(|part| out.push_str(part));
+    };
     for message in messages.iter().filter(|m| m.role != Role::System) {
         let text = js_trim(message.content);
         let summarized = match message.role {
@@ -25,11 +32,13 @@ pub fn render_readable(messages: &[TranscriptMessage<'_>]) -> String {
         };
         let inline = summarized.as_deref().unwrap_or(text);
         if !inline.is_empty() {
-            lines.push(format!("{}: {inline}", message.role.label()));
+            line(&mut out, &[message.role.label(), ": ", inline]);
         }
-        lines.extend(message.tool_calls.iter().map(summarize_tool_trace));
+        for call in message.tool_calls {
+            line(&mut out, &[&summarize_tool_trace(call)]);
+        }
     }
-    lines.join("\n\n")
+    out
 }
 
 #[cfg(test)]

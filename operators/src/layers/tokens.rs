@@ -10,12 +10,17 @@
 /// assert_eq!(estimate_tokens("ab日本cd"), 4);
 /// ```
 pub fn estimate_tokens(text: &str) -> usize {
+    if text.is_ascii() {
+        return text.len().div_ceil(4);
+    }
     let mut tokens = 0;
     let mut ascii_run = 0usize;
-    for c in text.chars() {
-        if c.is_ascii() {
+    // By bytes: an ASCII byte is an ASCII code point, and each other code
+    // point has exactly one byte that is not a continuation (0b10xxxxxx).
+    for b in text.bytes() {
+        if b.is_ascii() {
             ascii_run += 1;
-        } else {
+        } else if b >= 0xC0 {
             tokens += ascii_run.div_ceil(4) + 1;
             ascii_run = 0;
         }
@@ -26,6 +31,24 @@ pub fn estimate_tokens(text: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// Counting by bytes equals counting by characters.
+        #[test]
+        fn counting_by_bytes_equals_counting_by_chars(text in "[a-d 日é\u{10348}\u{7f}\u{80}]{0,40}") {
+            let mut tokens = 0;
+            let mut ascii_run = 0usize;
+            for c in text.chars() {
+                if c.is_ascii() {
+                    ascii_run += 1;
+                } else {
+                    tokens += ascii_run.div_ceil(4) + 1;
+                    ascii_run = 0;
+                }
+            }
+            proptest::prop_assert_eq!(estimate_tokens(&text), tokens + ascii_run.div_ceil(4));
+        }
+    }
 
     #[test]
     fn ascii_runs_count_a_quarter_rounded_up() {
