@@ -406,7 +406,7 @@ fn worker(
                 }
             };
             *last = chunk;
-            let produced = state.push(store, &input, &options.sealer, operators)?;
+            let produced = state.push(store, input, &options.sealer, operators)?;
             out.failed_runs += produced.failed_runs;
             records.extend(produced.records);
             out.outputs.push((index, records));

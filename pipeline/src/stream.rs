@@ -499,7 +499,7 @@ impl Background<'_> {
                 }
                 #[expect(clippy::expect_used, reason = "the thread was inserted just above")]
                 let state = self.threads.get_mut(&thread).expect("thread state loaded");
-                let produced = state.push(self.store, input, &self.options.sealer, ops)?;
+                let produced = state.push(self.store, input.clone(), &self.options.sealer, ops)?;
                 self.stats.failed_runs += produced.failed_runs;
                 #[expect(
                     clippy::expect_used,

@@ -169,7 +169,7 @@ impl ThreadState {
     pub fn push(
         &mut self,
         store: &Store,
-        input: &MessageInput,
+        input: MessageInput,
         sealer: &Sealer,
         operators: Option<&Operators>,
     ) -> Result<Produced, StageError> {
@@ -181,7 +181,7 @@ impl ThreadState {
         {
             return Ok(produced);
         }
-        let message = input.to_message(self.next_position);
+        let message = input.into_message(self.next_position);
         self.next_position += 1;
         let record = Encoded::new(Record::Message(message.clone()))?;
         let id = record.id();
@@ -390,7 +390,7 @@ mod tests {
         let mut full_timelines = 0;
         for n in 0..150 {
             let produced = live
-                .push(&store, &input(n), &sealer, Some(&operators))
+                .push(&store, input(n), &sealer, Some(&operators))
                 .unwrap();
             assert_eq!(produced.failed_runs, 0);
             store

@@ -301,7 +301,13 @@ fn is_long_for_a_paste(text: &str) -> bool {
 
 /// Whitespace collapsed to single spaces, trimmed, lowercased.
 fn normalized_paragraph(text: &str) -> String {
-    collapse_and_trim(text).to_lowercase()
+    let mut collapsed = collapse_and_trim(text);
+    if collapsed.is_ascii() {
+        // What `to_lowercase` gives for ASCII, in place.
+        collapsed.make_ascii_lowercase();
+        return collapsed;
+    }
+    collapsed.to_lowercase()
 }
 
 /// `looksLikeCode`: multi-line, and a line (after leading whitespace) starts

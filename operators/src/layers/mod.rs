@@ -96,15 +96,15 @@ pub struct Layers {
 /// guarantee `estimate_tokens(l3) <= estimate_tokens(l4) <=
 /// estimate_tokens(render_raw(messages))` (spec §4.5).
 pub fn deterministic_layers(messages: &[TranscriptMessage<'_>]) -> Layers {
-    let raw = render_raw(messages);
+    // The raw rendering is counted, and built only when it is L4.
     let readable = render_readable(messages);
-    let l4 = if estimate_tokens(&readable) <= estimate_tokens(&raw) {
-        readable
-    } else {
-        raw
+    let readable_tokens = estimate_tokens(&readable);
+    let (l4, l4_tokens) = match raw::raw_tokens(messages) {
+        raw_tokens if readable_tokens <= raw_tokens => (readable, readable_tokens),
+        raw_tokens => (render_raw(messages), raw_tokens),
     };
     let condensed = render_condensed(messages);
-    let l3 = if estimate_tokens(&condensed) <= estimate_tokens(&l4) {
+    let l3 = if estimate_tokens(&condensed) <= l4_tokens {
         condensed
     } else {
         l4.clone()
@@ -314,6 +314,24 @@ mod tests {
             let raw = render_raw(&messages);
             prop_assert!(estimate_tokens(&layers.l3) <= estimate_tokens(&layers.l4));
             prop_assert!(estimate_tokens(&layers.l4) <= estimate_tokens(&raw));
+        }
+
+        #[test]
+        fn raw_tokens_count_the_raw_rendering(owned in messages()) {
+            let messages = views(&owned);
+            prop_assert_eq!(raw::raw_tokens(&messages), estimate_tokens(&render_raw(&messages)));
+        }
+
+        /// The layers are those of comparing the three renderings whole.
+        #[test]
+        fn layers_choose_as_comparing_whole_renderings(owned in messages()) {
+            let messages = views(&owned);
+            let raw = render_raw(&messages);
+            let readable = render_readable(&messages);
+            let l4 = if estimate_tokens(&readable) <= estimate_tokens(&raw) { readable } else { raw };
+            let condensed = render_condensed(&messages);
+            let l3 = if estimate_tokens(&condensed) <= estimate_tokens(&l4) { condensed } else { l4.clone() };
+            prop_assert_eq!(deterministic_layers(&messages), Layers { l4, l3 });
         }
 
         #[test]

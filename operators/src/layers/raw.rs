@@ -4,6 +4,7 @@
 use strataflow_record::record::ToolCall;
 
 use super::TranscriptMessage;
+use super::tokens::TokenCounter;
 
 /// Renders every message, system messages included, as
 /// `"{role}: {content}"` (lowercase role, content verbatim), each followed by
@@ -32,6 +33,26 @@ pub fn render_raw(messages: &[TranscriptMessage<'_>]) -> String {
         }
     }
     out
+}
+
+/// [`estimate_tokens`](super::estimate_tokens) of [`render_raw`], counted
+/// piece by piece without building the rendering (only tool-call lines are
+/// formatted).
+pub(super) fn raw_tokens(messages: &[TranscriptMessage<'_>]) -> usize {
+    let mut counter = TokenCounter::default();
+    for (i, message) in messages.iter().enumerate() {
+        if i > 0 {
+            counter.push("\n\n");
+        }
+        counter.push(message.role.as_str());
+        counter.push(": ");
+        counter.push(message.content);
+        for call in message.tool_calls {
+            counter.push("\n\n");
+            counter.push(&raw_tool_line(call));
+        }
+    }
+    counter.total()
 }
 
 fn raw_tool_line(call: &ToolCall) -> String {

@@ -55,9 +55,10 @@ pub(super) fn collapse_spaces(s: &str) -> String {
     out
 }
 
-/// Collapses whitespace runs to one space, then trims.
+/// Collapses whitespace runs to one space, then trims: computed as
+/// trimming then collapsing (the same text, one copy).
 pub(super) fn collapse_and_trim(s: &str) -> String {
-    js_trim(&collapse_spaces(s)).to_owned()
+    collapse_spaces(js_trim(s))
 }
 
 /// The first `n` Unicode scalar values of `s`.
@@ -106,6 +107,14 @@ mod tests {
             s in "([a-z0-9 .,!?'\t\n\r\u{0b}\u{0c}\u{1}\u{7f}\u{85}\u{a0}\u{2028}\u{3000}\u{feff}é日]|[ -~]{1,12}){0,40}"
         ) {
             proptest::prop_assert_eq!(collapse_spaces(&s), collapse_spaces_by_char(&s));
+        }
+
+        #[test]
+        fn trimming_then_collapsing_equals_collapsing_then_trimming(
+            s in "[a-z \t\n\u{85}\u{a0}\u{3000}\u{feff}é]{0,30}"
+        ) {
+            let collapsed = collapse_spaces(&s);
+            proptest::prop_assert_eq!(collapse_and_trim(&s), js_trim(&collapsed));
         }
     }
 

@@ -10,22 +10,45 @@
 /// assert_eq!(estimate_tokens("ab日本cd"), 4);
 /// ```
 pub fn estimate_tokens(text: &str) -> usize {
-    if text.is_ascii() {
-        return text.len().div_ceil(4);
-    }
-    let mut tokens = 0;
-    let mut ascii_run = 0usize;
-    // By bytes: an ASCII byte is an ASCII code point, and each other code
-    // point has exactly one byte that is not a continuation (0b10xxxxxx).
-    for b in text.bytes() {
-        if b.is_ascii() {
-            ascii_run += 1;
-        } else if b >= 0xC0 {
-            tokens += ascii_run.div_ceil(4) + 1;
-            ascii_run = 0;
+    let mut counter = TokenCounter::default();
+    counter.push(text);
+    counter.total()
+}
+
+/// [`estimate_tokens`] of a text given in pieces, without joining them: an
+/// ASCII run may span pieces.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct TokenCounter {
+    /// Tokens of the runs and code points closed so far.
+    closed: usize,
+    /// Length of the ASCII run still open.
+    ascii_run: usize,
+}
+
+impl TokenCounter {
+    /// Counts the next piece.
+    pub(super) fn push(&mut self, piece: &str) {
+        if piece.is_ascii() {
+            self.ascii_run += piece.len();
+            return;
+        }
+        // By bytes: an ASCII byte is an ASCII code point, and each other
+        // code point has exactly one byte that is not a continuation
+        // (0b10xxxxxx).
+        for b in piece.bytes() {
+            if b.is_ascii() {
+                self.ascii_run += 1;
+            } else if b >= 0xC0 {
+                self.closed += self.ascii_run.div_ceil(4) + 1;
+                self.ascii_run = 0;
+            }
         }
     }
-    tokens + ascii_run.div_ceil(4)
+
+    /// The estimate of everything pushed.
+    pub(super) fn total(&self) -> usize {
+        self.closed + self.ascii_run.div_ceil(4)
+    }
 }
 
 #[cfg(test)]

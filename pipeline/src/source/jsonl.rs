@@ -32,15 +32,15 @@ pub fn parse_line(file: &str, line: usize, text: &str) -> Result<MessageInput, I
         line: Some(line),
         path: None,
     };
-    let obj = read_fields(text).map_err(|problem| InputError::item(&at, problem))?;
+    let mut obj = read_fields(text).map_err(|problem| InputError::item(&at, problem))?;
     // default: no `tenant` is the default tenant "" (README input format).
-    let tenant = optional_string(&obj, &at, "tenant")?.unwrap_or_default();
+    let tenant = optional_string(&mut obj, &at, "tenant")?.unwrap_or_default();
     check_name(&at, "tenant", &tenant, true)?;
-    let thread = required_string(&obj, &at, "thread")?;
+    let thread = required_string(&mut obj, &at, "thread")?;
     check_name(&at, "thread", &thread, false)?;
-    let external_id = match obj.get("id") {
+    let external_id = match obj.take("id") {
         None => return Err(InputError::field(&at, "id", "missing")),
-        Some(Value::String(s)) => s.clone(),
+        Some(Value::String(s)) => s,
         Some(Value::Number(n)) if n.is_u64() || n.is_i64() => n.to_string(),
         Some(other) => {
             return Err(InputError::field(
@@ -48,13 +48,13 @@ pub fn parse_line(file: &str, line: usize, text: &str) -> Result<MessageInput, I
                 "id",
                 format!(
                     "expected a string or an integer, found {}",
-                    type_name(other)
+                    type_name(&other)
                 ),
             ));
         }
     };
     check_name(&at, "id", &external_id, false)?;
-    let role_text = required_string(&obj, &at, "role")?;
+    let role_text = required_string(&mut obj, &at, "role")?;
     let role = Role::parse(&role_text).ok_or_else(|| {
         InputError::field(
             &at,
@@ -62,9 +62,9 @@ pub fn parse_line(file: &str, line: usize, text: &str) -> Result<MessageInput, I
             format!("`{role_text}` is not one of user, assistant, tool, system"),
         )
     })?;
-    let speaker = optional_string(&obj, &at, "speaker")?;
-    let content = required_string(&obj, &at, "content")?;
-    let ts = required_string(&obj, &at, "ts")?;
+    let speaker = optional_string(&mut obj, &at, "speaker")?;
+    let content = required_string(&mut obj, &at, "content")?;
+    let ts = required_string(&mut obj, &at, "ts")?;
     let time = SourceTime::parse_rfc3339(&ts).ok_or_else(|| {
         InputError::field(
             &at,
@@ -110,6 +110,12 @@ impl Fields {
     fn get(&self, key: &str) -> Option<&Value> {
         let i = KNOWN.iter().position(|k| *k == key)?;
         self.0.get(i)?.as_ref()
+    }
+
+    /// A field as the line gave it, moved out (read once: no copy).
+    fn take(&mut self, key: &str) -> Option<Value> {
+        let i = KNOWN.iter().position(|k| *k == key)?;
+        self.0.get_mut(i)?.take()
     }
 }
 
@@ -238,27 +244,31 @@ pub(crate) fn type_name(v: &Value) -> &'static str {
 
 /// A required field: absent is "missing"; `null` is a value of the wrong
 /// type, reported as such.
-fn required_string(obj: &Fields, at: &Location, key: &str) -> Result<String, InputError> {
-    match obj.get(key) {
+fn required_string(obj: &mut Fields, at: &Location, key: &str) -> Result<String, InputError> {
+    match obj.take(key) {
         None => Err(InputError::field(at, key, "missing")),
-        Some(Value::String(s)) => Ok(s.clone()),
+        Some(Value::String(s)) => Ok(s),
         Some(other) => Err(InputError::field(
             at,
             key,
-            format!("expected a string, found {}", type_name(other)),
+            format!("expected a string, found {}", type_name(&other)),
         )),
     }
 }
 
 /// An optional field: absent and `null` are both "not given".
-fn optional_string(obj: &Fields, at: &Location, key: &str) -> Result<Option<String>, InputError> {
-    match obj.get(key) {
+fn optional_string(
+    obj: &mut Fields,
+    at: &Location,
+    key: &str,
+) -> Result<Option<String>, InputError> {
+    match obj.take(key) {
         None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(Value::String(s)) => Ok(Some(s)),
         Some(other) => Err(InputError::field(
             at,
             key,
-            format!("expected a string, found {}", type_name(other)),
+            format!("expected a string, found {}", type_name(&other)),
         )),
     }
 }

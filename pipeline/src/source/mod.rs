@@ -112,6 +112,21 @@ impl MessageInput {
         }
     }
 
+    /// [`MessageInput::to_message`], the input's text moved, not copied.
+    pub fn into_message(self, position: u64) -> Message {
+        Message {
+            tenant: self.tenant,
+            thread: self.thread,
+            external_id: self.external_id,
+            position,
+            role: self.role,
+            speaker: self.speaker,
+            content: self.content,
+            tool_calls: self.tool_calls,
+            time: self.time,
+        }
+    }
+
     /// The input in the JSONL message format, as canonical JSON (for
     /// rejects files).
     pub fn to_json(&self) -> String {
