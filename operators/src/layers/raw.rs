@@ -20,18 +20,7 @@ pub fn render_raw(messages: &[TranscriptMessage<'_>]) -> String {
             .map(|m| m.content.len() + m.role.as_str().len() + 4)
             .sum(),
     );
-    for message in messages {
-        if !out.is_empty() {
-            out.push_str("\n\n");
-        }
-        out.push_str(message.role.as_str());
-        out.push_str(": ");
-        out.push_str(message.content);
-        for call in message.tool_calls {
-            out.push_str("\n\n");
-            out.push_str(&raw_tool_line(call));
-        }
-    }
+    raw_pieces(messages, |piece| out.push_str(piece));
     out
 }
 
@@ -40,19 +29,24 @@ pub fn render_raw(messages: &[TranscriptMessage<'_>]) -> String {
 /// formatted).
 pub(super) fn raw_tokens(messages: &[TranscriptMessage<'_>]) -> usize {
     let mut counter = TokenCounter::default();
+    raw_pieces(messages, |piece| counter.push(piece));
+    counter.total()
+}
+
+/// The raw rendering's text, piece by piece, in order.
+fn raw_pieces(messages: &[TranscriptMessage<'_>], mut piece: impl FnMut(&str)) {
     for (i, message) in messages.iter().enumerate() {
         if i > 0 {
-            counter.push("\n\n");
+            piece("\n\n");
         }
-        counter.push(message.role.as_str());
-        counter.push(": ");
-        counter.push(message.content);
+        piece(message.role.as_str());
+        piece(": ");
+        piece(message.content);
         for call in message.tool_calls {
-            counter.push("\n\n");
-            counter.push(&raw_tool_line(call));
+            piece("\n\n");
+            piece(&raw_tool_line(call));
         }
     }
-    counter.total()
 }
 
 fn raw_tool_line(call: &ToolCall) -> String {
