@@ -21,23 +21,22 @@
 //! or a failed operator) are derived first by [`crate::derive`], and failed
 //! runs are left to it afterwards.
 
-use foldhash::{HashMap, HashSet};
+use foldhash::HashSet;
 use std::io::Write;
 
-use strataflow_log::record::{Record, RecordKind};
-use strataflow_log::{Durability, RecordId, Store, StoreError};
+use strataflow_log::record::RecordKind;
+use strataflow_log::{Durability, Store};
 use strataflow_operators::profile::Operators;
 use strataflow_operators::sealer::Sealer;
 
 use crate::log_seam::LogSink;
 use crate::runtime::{self, RuntimeOptions};
-use crate::source::{InputError, MessageInput, Rejected, SourceError, SourceItem};
+use crate::source::jsonl::JsonlChunks;
+use crate::source::{Rejected, SourceError, SourceItem};
+use crate::validator::{Checked, VALIDATE_PROGRESS_EVERY, Validator, message_key};
 
 /// Default number of records per committed batch.
 pub const DEFAULT_BATCH_RECORDS: usize = 4096;
-
-/// The validation pass reports progress every this many items.
-const VALIDATE_PROGRESS_EVERY: u64 = 65_536;
 
 pub use crate::ingest_report::{IngestError, IngestStats, MAX_LISTED_ERRORS};
 
@@ -95,6 +94,13 @@ pub trait Source {
     /// what the first pass read for it (an export spools its messages).
     /// Either pass must yield the same items. By default, nothing.
     fn expect_second_pass(&self) {}
+
+    /// The source as chunks of whole JSONL lines, when it is a JSONL file:
+    /// the refuse policy's first pass then parses and screens them on
+    /// several threads ([`crate::validator`]). `None` by default.
+    fn jsonl_chunks(&self) -> Option<Result<JsonlChunks, SourceError>> {
+        None
+    }
 }
 
 impl Source for Vec<SourceItem> {
@@ -161,25 +167,20 @@ pub fn ingest_into(
     }
 }
 
-/// What the refuse policy's first pass found in a valid input.
-struct Checked {
-    /// Items read.
-    items: u64,
-    /// Keys ([`message_key`]) of the messages the input holds more than once
-    /// (with the same content): the storing pass keeps the first of each.
-    /// Usually empty, so that pass remembers no key of the others: its
-    /// memory does not grow with the input.
-    repeated: HashSet<u128>,
-}
-
 /// The refuse policy's first pass: every item read and checked (against
 /// the store, or the sink's log); any problem refuses the whole input.
-fn validate(
+pub(crate) fn validate(
     store: Option<&Store>,
     mut sink: Option<&mut dyn LogSink>,
     source: &dyn Source,
     progress: &mut dyn FnMut(&IngestStats),
 ) -> Result<Checked, IngestError> {
+    let threads = default_workers();
+    if let (Some(store), None, true) = (store, sink.as_ref(), threads > 1)
+        && let Some(chunks) = source.jsonl_chunks()
+    {
+        return crate::validator::validate_jsonl(store, chunks?, source, threads, progress);
+    }
     let mut validator = Validator::default();
     let mut errors = Vec::new();
     let mut total = 0u64;
@@ -336,163 +337,4 @@ fn write_reject(out: &mut dyn Write, rejected: &Rejected) -> std::io::Result<()>
         "input": rejected.input,
     });
     writeln!(out, "{line}")
-}
-
-/// Finds conflicting duplicates: an external id seen twice with different
-/// content, in the input or against the log.
-/// Keys are 128-bit hashes of (tenant, thread, external id), so memory is a
-/// few dozen bytes per distinct message; the store is consulted only for
-/// threads it already holds.
-#[derive(Default)]
-struct Validator {
-    seen: HashMap<u128, u128>,
-    /// Tenant → thread → whether the log held messages of it before the
-    /// run (nested, so that a lookup borrows the names).
-    stored_threads: HashMap<String, HashMap<String, bool>>,
-    /// The last checked input repeats an earlier one of the input (same
-    /// content): the runtime skips it.
-    repeated: bool,
-    /// The keys of every input repeated so far.
-    repeated_keys: HashSet<u128>,
-}
-
-impl Validator {
-    fn check(
-        &mut self,
-        store: Option<&Store>,
-        input: &MessageInput,
-    ) -> Result<Result<(), InputError>, StoreError> {
-        self.repeated = false;
-        if input
-            .thread
-            .starts_with(strataflow_log::record::EXTERNAL_IMPORT_THREAD_PREFIX)
-        {
-            return Ok(Err(InputError::field(
-                &input.location,
-                "thread",
-                format!(
-                    "thread `{}`: names starting with `{}` are reserved for external memory imports",
-                    input.thread,
-                    strataflow_log::record::EXTERNAL_IMPORT_THREAD_PREFIX
-                ),
-            )));
-        }
-        let fingerprint = content_fingerprint(input);
-        let key = message_key(input);
-        if let Some(earlier) = self.seen.get(&key) {
-            if *earlier != fingerprint {
-                return Ok(Err(InputError::field(
-                    &input.location,
-                    "id",
-                    format!(
-                        "`{}` appears earlier in thread `{}` with different content",
-                        input.external_id, input.thread
-                    ),
-                )));
-            }
-            self.repeated = true;
-            self.repeated_keys.insert(key);
-            return Ok(Ok(()));
-        }
-        let Some(store) = store else {
-            self.seen.insert(key, fingerprint);
-            return Ok(Ok(()));
-        };
-        let known = self
-            .stored_threads
-            .get(input.tenant.as_str())
-            .and_then(|threads| threads.get(input.thread.as_str()))
-            .copied();
-        let thread_stored = match known {
-            Some(known) => known,
-            None => {
-                let known = store
-                    .thread_head(&input.tenant, &input.thread)?
-                    .is_some_and(|h| h.messages > 0);
-                self.stored_threads
-                    .entry(input.tenant.clone())
-                    .or_default()
-                    .insert(input.thread.clone(), known);
-                known
-            }
-        };
-        if !thread_stored {
-            self.seen.insert(key, fingerprint);
-            return Ok(Ok(()));
-        }
-        if let Some(id) =
-            store.message_by_external_id(&input.tenant, &input.thread, &input.external_id)?
-        {
-            let same = match store.get(&id)? {
-                Some(stored) => {
-                    matches!(&stored.record, Record::Message(m) if input.same_content_as(m))
-                }
-                None => false,
-            };
-            if !same {
-                return Ok(Err(InputError::field(
-                    &input.location,
-                    "id",
-                    format!(
-                        "`{}` is already stored in thread `{}` with different content (record {id})",
-                        input.external_id, input.thread
-                    ),
-                )));
-            }
-        }
-        self.seen.insert(key, fingerprint);
-        Ok(Ok(()))
-    }
-}
-
-/// A hash of everything in a message but its position (the fields
-/// [`MessageInput::same_content_as`] compares), length-prefixed.
-fn content_fingerprint(input: &MessageInput) -> u128 {
-    static CONTENT_KEY: std::sync::LazyLock<blake3::Hasher> = std::sync::LazyLock::new(|| {
-        blake3::Hasher::new_derive_key("strataflow ingest message content v1")
-    });
-    let mut h = CONTENT_KEY.clone();
-    let mut field = |bytes: &[u8]| {
-        h.update(&(bytes.len() as u64).to_le_bytes());
-        h.update(bytes);
-    };
-    field(input.tenant.as_bytes());
-    field(input.thread.as_bytes());
-    field(input.external_id.as_bytes());
-    field(input.role.as_str().as_bytes());
-    field(input.speaker.as_deref().unwrap_or("\u{0}none").as_bytes());
-    field(input.content.as_bytes());
-    field(&input.time.utc_ms.to_le_bytes());
-    field(
-        &input
-            .time
-            .offset_minutes
-            .map_or(i32::MIN, i32::from)
-            .to_le_bytes(),
-    );
-    for call in &input.tool_calls {
-        field(call.name.as_bytes());
-        field(call.arguments.as_deref().unwrap_or("\u{0}none").as_bytes());
-        field(call.result.as_deref().unwrap_or("\u{0}none").as_bytes());
-    }
-    short(&RecordId(*h.finalize().as_bytes()))
-}
-
-/// A 128-bit hash of a message's (tenant, thread, external id).
-fn message_key(input: &MessageInput) -> u128 {
-    static MESSAGE_KEY: std::sync::LazyLock<blake3::Hasher> = std::sync::LazyLock::new(|| {
-        blake3::Hasher::new_derive_key("strataflow ingest message key v1")
-    });
-    let mut h = MESSAGE_KEY.clone();
-    for part in [&input.tenant, &input.thread, &input.external_id] {
-        h.update(&(part.len() as u64).to_le_bytes());
-        h.update(part.as_bytes());
-    }
-    short(&RecordId(*h.finalize().as_bytes()))
-}
-
-fn short(id: &RecordId) -> u128 {
-    let mut b = [0u8; 16];
-    b.copy_from_slice(id.as_bytes().get(..16).unwrap_or(&[0; 16]));
-    u128::from_le_bytes(b)
 }

@@ -10,7 +10,7 @@ use strataflow_operators::sealer::{DEFAULT_TURNS_PER_BLOCK, Sealer};
 use strataflow_pipeline::ingest::{
     self, IngestError, IngestOptions, IngestStats, OnInvalid, Source,
 };
-use strataflow_pipeline::source::jsonl::JsonlReader;
+use strataflow_pipeline::source::jsonl::{JsonlChunks, JsonlReader};
 use strataflow_pipeline::source::{SourceError, SourceItem, locomo};
 
 mod dense;
@@ -701,8 +701,7 @@ fn parse_id(given: &str) -> Result<String, QueryError> {
     }
 }
 
-/// A JSONL file read afresh on each pass.
-/// A JSONL message file as an ingest [`Source`] (read again for each
+/// A JSONL message file as an ingest [`Source`] (read afresh for each
 /// pass); what `ingest_jsonl` reads, and what `ingest --nats` publishes.
 pub struct JsonlFile(pub PathBuf);
 
@@ -711,5 +710,9 @@ impl Source for JsonlFile {
         &self,
     ) -> Result<Box<dyn Iterator<Item = Result<SourceItem, SourceError>> + '_>, SourceError> {
         Ok(Box::new(JsonlReader::open(&self.0)?))
+    }
+
+    fn jsonl_chunks(&self) -> Option<Result<JsonlChunks, SourceError>> {
+        Some(JsonlChunks::open(&self.0))
     }
 }

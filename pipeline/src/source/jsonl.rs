@@ -284,11 +284,7 @@ pub struct JsonlReader {
 impl JsonlReader {
     /// Opens `path`; errors name the file as `display` (the path as typed).
     pub fn open(path: &Path) -> Result<Self, SourceError> {
-        let display = path.display().to_string();
-        let file = File::open(path).map_err(|source| SourceError::Io {
-            file: display.clone(),
-            source,
-        })?;
+        let (display, file) = open_named(path)?;
         Ok(Self {
             file: display,
             reader: BufReader::with_capacity(1 << 20, file),
@@ -315,33 +311,169 @@ impl Iterator for JsonlReader {
                 }
             }
             self.line += 1;
-            let text = match std::str::from_utf8(&self.buf) {
-                // A byte order mark (written by some Windows tools) is not
-                // part of the first line.
-                Ok(t) if self.line == 1 => t.strip_prefix('\u{feff}').unwrap_or(t),
-                Ok(t) => t,
-                Err(e) => {
-                    let at = Location {
+            if let Some(item) = item_of_line(&self.file, self.line, &self.buf) {
+                return Some(Ok(item));
+            }
+        }
+    }
+}
+
+/// Opens `path`, with the name errors give it (the path as typed).
+fn open_named(path: &Path) -> Result<(String, File), SourceError> {
+    let display = path.display().to_string();
+    match File::open(path) {
+        Ok(file) => Ok((display, file)),
+        Err(source) => Err(SourceError::Io {
+            file: display,
+            source,
+        }),
+    }
+}
+
+/// The item of one line of a JSONL file (its bytes, with or without the
+/// line end; 1-based `line`), or `None` for a blank line.
+fn item_of_line(file: &str, line: usize, bytes: &[u8]) -> Option<SourceItem> {
+    let text = match std::str::from_utf8(bytes) {
+        // A byte order mark (written by some Windows tools) is not part of
+        // the first line.
+        Ok(t) if line == 1 => t.strip_prefix('\u{feff}').unwrap_or(t),
+        Ok(t) => t,
+        Err(e) => {
+            let at = Location {
+                file: file.to_owned(),
+                line: Some(line),
+                path: None,
+            };
+            return Some(Err(Rejected {
+                error: InputError::item(&at, format!("not valid UTF-8: {e}")),
+                input: String::from_utf8_lossy(bytes).trim_end().to_owned(),
+            }));
+        }
+    };
+    let text = text.trim_end_matches(['\n', '\r']);
+    if text.trim().is_empty() {
+        return None;
+    }
+    Some(parse_line(file, line, text).map_err(|error| Rejected {
+        error,
+        input: text.to_owned(),
+    }))
+}
+
+/// A run of whole lines of a JSONL file, read by [`JsonlChunks`].
+#[derive(Debug)]
+pub struct JsonlChunk {
+    /// The 1-based number of its first line.
+    pub first_line: usize,
+    /// The lines, each with its line end (the file's last may have none).
+    pub bytes: Vec<u8>,
+}
+
+impl JsonlChunk {
+    /// The chunk's items, in order (blank lines skipped), each parsed as
+    /// [`JsonlReader`] parses it.
+    pub fn items<'a>(&'a self, file: &'a str) -> impl Iterator<Item = SourceItem> + 'a {
+        self.bytes
+            .split_inclusive(|&b| b == b'\n')
+            .enumerate()
+            .filter_map(move |(k, line)| item_of_line(file, self.first_line + k, line))
+    }
+}
+
+/// A JSONL file read as runs of whole lines of about [`JsonlChunks::BYTES`]
+/// (a longer line makes a longer chunk), for parsing on several threads:
+/// the chunks' items, in chunk order, are the [`JsonlReader`]'s items.
+pub struct JsonlChunks {
+    file: String,
+    reader: BufReader<File>,
+    /// Bytes read at a time (a chunk is at least one line).
+    bytes: usize,
+    /// The number of the next chunk's first line.
+    next_line: usize,
+    /// Bytes read after the last whole line.
+    rest: Vec<u8>,
+    done: bool,
+}
+
+impl JsonlChunks {
+    /// Bytes read per chunk.
+    pub const BYTES: usize = 1 << 20;
+
+    /// Opens `path`; errors name the file as `display` (the path as typed).
+    pub fn open(path: &Path) -> Result<Self, SourceError> {
+        let (display, file) = open_named(path)?;
+        Ok(Self {
+            file: display,
+            reader: BufReader::with_capacity(Self::BYTES, file),
+            bytes: Self::BYTES,
+            next_line: 1,
+            rest: Vec::new(),
+            done: false,
+        })
+    }
+
+    /// Reads `bytes` at a time instead of [`JsonlChunks::BYTES`] (at least
+    /// 1): smaller chunks, more of them.
+    #[must_use]
+    pub fn with_chunk_bytes(mut self, bytes: usize) -> Self {
+        self.bytes = bytes.max(1);
+        self
+    }
+
+    /// The file's name as errors give it.
+    pub fn file(&self) -> &str {
+        &self.file
+    }
+}
+
+impl Iterator for JsonlChunks {
+    type Item = Result<JsonlChunk, SourceError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        use std::io::Read;
+        while !self.done {
+            let start = self.rest.len();
+            self.rest.resize(start + self.bytes, 0);
+            let read = match self
+                .reader
+                .read(self.rest.get_mut(start..).unwrap_or_default())
+            {
+                Ok(read) => read,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => 0,
+                Err(source) => {
+                    self.done = true;
+                    return Some(Err(SourceError::Io {
                         file: self.file.clone(),
-                        line: Some(self.line),
-                        path: None,
-                    };
-                    return Some(Ok(Err(Rejected {
-                        error: InputError::item(&at, format!("not valid UTF-8: {e}")),
-                        input: String::from_utf8_lossy(&self.buf).trim_end().to_owned(),
-                    })));
+                        source,
+                    }));
                 }
             };
-            let text = text.trim_end_matches(['\n', '\r']);
-            if text.trim().is_empty() {
-                continue;
+            self.rest.truncate(start + read);
+            if read == 0 {
+                // The end: the last line, with or without its line end.
+                self.done = true;
+                break;
             }
-            let item = parse_line(&self.file, self.line, text).map_err(|error| Rejected {
-                error,
-                input: text.to_owned(),
-            });
-            return Some(Ok(item));
+            // Cut after the last line end; what follows waits for more.
+            if let Some(end) = memchr::memrchr(b'\n', &self.rest) {
+                let tail = self.rest.split_off(end + 1);
+                let bytes = std::mem::replace(&mut self.rest, tail);
+                return Some(Ok(self.chunk(bytes)));
+            }
         }
+        if self.rest.is_empty() {
+            return None;
+        }
+        let bytes = std::mem::take(&mut self.rest);
+        Some(Ok(self.chunk(bytes)))
+    }
+}
+
+impl JsonlChunks {
+    fn chunk(&mut self, bytes: Vec<u8>) -> JsonlChunk {
+        let first_line = self.next_line;
+        self.next_line += memchr::memchr_iter(b'\n', &bytes).count();
+        JsonlChunk { first_line, bytes }
     }
 }
 
