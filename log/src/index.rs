@@ -43,6 +43,28 @@ pub(crate) type Link = (u64, RecordKind, RecordId);
 /// Receives index entries: `(keyspace, key, value)`.
 pub(crate) type Put<'a, E> = dyn FnMut(usize, &[u8], &[u8]) -> Result<(), E> + 'a;
 
+/// A threaded record's keys: its thread prefix
+/// ([`keys::thread_prefix`]) and, for a message, its external key
+/// ([`keys::external_key`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct ThreadKeys {
+    pub(crate) prefix: Vec<u8>,
+    pub(crate) external: Option<Vec<u8>>,
+}
+
+impl ThreadKeys {
+    /// The keys of `record`, `None` for a record of no thread.
+    pub(crate) fn of(record: &Record) -> Option<Self> {
+        let thread = record.thread()?;
+        let prefix = keys::thread_prefix(record.tenant(), thread);
+        let external = match record {
+            Record::Message(m) => Some(keys::external_key(&prefix, &m.external_id)),
+            _ => None,
+        };
+        Some(Self { prefix, external })
+    }
+}
+
 /// The index entries of the records past the watermark.
 #[derive(Default)]
 pub(crate) struct IndexTail {
@@ -95,6 +117,20 @@ impl IndexTail {
     /// a model call is the first with its request hash (the caller checked
     /// the stored index and the tail).
     pub(crate) fn add(&mut self, seq: u64, id: RecordId, record: &Record, first_call: bool) {
+        let keys = ThreadKeys::of(record);
+        self.add_keyed(seq, id, record, first_call, keys);
+    }
+
+    /// [`IndexTail::add`] with the record's [`ThreadKeys`] computed by the
+    /// caller (the writer computes them once for its checks and the index).
+    pub(crate) fn add_keyed(
+        &mut self,
+        seq: u64,
+        id: RecordId,
+        record: &Record,
+        first_call: bool,
+        keys: Option<ThreadKeys>,
+    ) {
         let kind = record.kind();
         self.records += 1;
         self.last = self.last.max(seq);
@@ -113,18 +149,19 @@ impl IndexTail {
                 self.bytes += 40 + 33;
             }
         }
-        if let Some(thread) = record.thread() {
-            let prefix = keys::thread_prefix(record.tenant(), thread);
-            if let Record::Message(m) = record {
-                let key = keys::external_key(&prefix, &m.external_id);
+        if let Some(ThreadKeys { prefix, external }) = keys {
+            if let Some(key) = external {
                 self.bytes += key.len() + 32;
                 self.external.insert(key, (id, seq));
             }
             self.bytes += prefix.len() + 8 + 33;
-            self.threads
-                .entry(prefix)
-                .or_default()
-                .push((seq, kind, id));
+            // The thread's key is kept once, by its first entry.
+            match self.threads.get_mut(prefix.as_slice()) {
+                Some(links) => links.push((seq, kind, id)),
+                None => {
+                    self.threads.insert(prefix, vec![(seq, kind, id)]);
+                }
+            }
         }
         if let Record::ModelCall(call) = record
             && first_call

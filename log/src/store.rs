@@ -29,7 +29,7 @@ use crate::envelope::{Encoded, decode, encode_with_id, id_of};
 use crate::error::{Corruption, IndexEntry, StoreError, ThreadOrderProblem};
 pub use crate::head::ThreadHead;
 use crate::id::{Digest, RecordId};
-use crate::index::{FLUSH_RECORDS, IndexTail, Unindexed};
+use crate::index::{FLUSH_RECORDS, IndexTail, ThreadKeys, Unindexed};
 use crate::integrity::manifest::Manifest;
 use crate::integrity::{self, Damage, Inconsistency, TableCheck};
 use crate::keys::{self, MAX_NAME_BYTES};
@@ -878,13 +878,13 @@ impl Store {
     /// [`Store::append`] of records encoded beforehand (by the pipeline's
     /// workers), so that the single writer does not encode or hash them
     /// again.
-    pub fn append_encoded(
+    pub fn append_encoded<'a>(
         &self,
-        records: &[Encoded],
+        records: impl IntoIterator<Item = &'a Encoded>,
         durability: Durability,
     ) -> Result<AppendReceipt, StoreError> {
         let parts: Vec<(RecordId, &[u8], &Record)> = records
-            .iter()
+            .into_iter()
             .map(|e| (e.id(), e.bytes(), e.record()))
             .collect();
         self.append_parts(&parts, durability)
@@ -939,8 +939,20 @@ impl Store {
             let mut parents = record.parents();
             parents.sort_unstable();
             parents.dedup();
-            let existing = match record {
-                Record::Message(m) => self.known_message(&pending, m, &id)?,
+            if let Some(thread) = record.thread() {
+                check_name("tenant", record.tenant())?;
+                check_name("thread", thread)?;
+            }
+            // Computed once for the checks, the head and the index entries.
+            let thread_keys = ThreadKeys::of(record);
+            let existing = match (record, &thread_keys) {
+                (
+                    Record::Message(m),
+                    Some(ThreadKeys {
+                        prefix,
+                        external: Some(key),
+                    }),
+                ) => self.known_message(&pending, m, &id, prefix, key)?,
                 // A record is appended only after its parents, so one whose
                 // parent is new in this batch cannot be in the log yet.
                 _ if parents.iter().any(|p| pending.index.ids.contains_key(p)) => {
@@ -965,17 +977,18 @@ impl Store {
                     });
                 }
             }
-            if let Some(thread) = record.thread() {
-                let tenant = record.tenant();
-                check_name("tenant", tenant)?;
-                check_name("thread", thread)?;
-                let prefix = keys::thread_prefix(tenant, thread);
-                let mut head = self.head_in(&pending, &prefix)?;
+            if let Some(ThreadKeys { prefix, .. }) = &thread_keys {
+                let mut head = self.head_in(&pending, prefix)?;
                 if head.messages == 0 && matches!(record, Record::Message(_)) {
                     pending.born.insert(prefix.clone());
                 }
                 self.advance_head(&mut head, record)?;
-                pending.heads.insert(prefix, head);
+                match pending.heads.get_mut(prefix.as_slice()) {
+                    Some(h) => *h = head,
+                    None => {
+                        pending.heads.insert(prefix.clone(), head);
+                    }
+                }
             }
             batch.insert(&self.records, keys::seq_key(seq), bytes);
             records_bytes += (8 + bytes.len()) as u64;
@@ -985,7 +998,9 @@ impl Store {
             };
             // The record's index entries (its external id among them) wait
             // in the batch's tail for the index stage.
-            pending.index.add(seq, id, record, first_call);
+            pending
+                .index
+                .add_keyed(seq, id, record, first_call, thread_keys);
             *pending.counts.entry(record.kind()).or_default() += 1;
             if record.kind() == RecordKind::Message {
                 pending.messages.push((id, seq));
@@ -1183,26 +1198,27 @@ impl Store {
     /// its external id is new in the thread (then its id is new too: the
     /// external index is written with every message), and an error if the
     /// external id names a different message.
+    /// The sequence of the message `m` (whose thread prefix and external
+    /// key are given) if the log or the batch holds it; an error if its
+    /// external id is taken by another message.
     fn known_message(
         &self,
         pending: &Pending,
         m: &crate::record::Message,
         id: &RecordId,
+        prefix: &[u8],
+        key: &[u8],
     ) -> Result<Option<u64>, StoreError> {
-        check_name("tenant", &m.tenant)?;
-        check_name("thread", &m.thread)?;
         check_name("external id", &m.external_id)?;
-        let prefix = keys::thread_prefix(&m.tenant, &m.thread);
-        let key = keys::external_key(&prefix, &m.external_id);
-        let existing = match pending.index.external.get(&key) {
+        let existing = match pending.index.external.get(key) {
             Some((id, _)) => Some(*id),
             // A thread born in this batch has all its keys in the batch.
-            None if pending.born.contains(&prefix)
-                || pending.recent.surely_new_external(&prefix, &key) =>
+            None if pending.born.contains(prefix)
+                || pending.recent.surely_new_external(prefix, key) =>
             {
                 None
             }
-            None => self.external_id_at(&key)?,
+            None => self.external_id_at(key)?,
         };
         match existing {
             None => Ok(None),

@@ -496,13 +496,14 @@ fn writer(
         if group.is_empty() {
             return Ok(());
         }
-        let records: Vec<Encoded> = group.drain(..).flat_map(|(_, r)| r).collect();
-        *group_records = 0;
-        if !records.is_empty() {
-            let _span = tracing::debug_span!("append", records = records.len()).entered();
+        // Appended where the workers left them (no copy into one list).
+        let records = || group.iter().flat_map(|(_, r)| r);
+        let count = records().count();
+        if count > 0 {
+            let _span = tracing::debug_span!("append", records = count).entered();
             crate::pause::point("append");
-            let receipt = store.append_encoded(&records, options.durability)?;
-            for (record, appended) in records.iter().zip(&receipt.records) {
+            let receipt = store.append_encoded(records(), options.durability)?;
+            for (record, appended) in records().zip(&receipt.records) {
                 if appended.new {
                     match record.record().kind() {
                         RecordKind::Message => stats.stored += 1,
@@ -516,6 +517,8 @@ fn writer(
             }
             stats.batches += 1;
         }
+        group.clear();
+        *group_records = 0;
         // The progress channel is unbounded and read by the caller; if the
         // caller is gone there is no one to tell.
         let _ = updates.send(*stats);
