@@ -52,11 +52,20 @@ pub const REPEATED_PASTE_MIN_CHARS: usize = 80;
 /// Replaces a repeated long paste after its first occurrence in a block.
 pub const REPEATED_PASTE_MARKER: &str = "[repeated paste omitted; original remains in L5]";
 
-/// Trailing punctuation ignored when matching [`FILLER_ONLY`].
-const FILLER_TRAILING_PUNCTUATION: &str = "。！？，、,.!?～~";
+/// Whether `c` is trailing punctuation ignored when matching
+/// [`FILLER_ONLY`]: one of `。！？，、,.!?～~`.
+fn is_filler_trailing(c: char) -> bool {
+    matches!(
+        c,
+        '。' | '！' | '？' | '，' | '、' | ',' | '.' | '!' | '?' | '～' | '~'
+    )
+}
 
-/// Sentence-ending characters: a paragraph is split after each of them.
-const SENTENCE_ENDS: &str = "。！？!?";
+/// Whether `c` ends a sentence (a paragraph is split after it): one of
+/// `。！？!?`.
+fn is_sentence_end(c: char) -> bool {
+    matches!(c, '。' | '！' | '？' | '!' | '?')
+}
 
 /// Line-start keywords that mark a multi-line paragraph as code.
 const CODE_KEYWORDS: [&str; 11] = [
@@ -191,25 +200,27 @@ fn split_text_and_code(source: &str) -> Vec<Span<'_>> {
 fn split_paragraphs(text: &str) -> Vec<&str> {
     let mut paragraphs = Vec::new();
     let mut piece_start = 0;
-    let mut chars = text.char_indices().peekable();
-    while let Some((i, c)) = chars.next() {
-        if c != '\n' {
-            continue;
-        }
+    let mut at = 0;
+    // From each `\n` (found by a byte search), the whitespace run after it.
+    while let Some(i) = text.get(at..).and_then(|rest| rest.find('\n')) {
+        let newline = at + i;
+        let run_start = newline + 1;
+        let mut run_end = run_start;
         let mut last_newline_end = None;
-        while let Some(&(j, next)) = chars.peek() {
-            if !is_js_space(next) {
+        for (k, c) in text.get(run_start..).unwrap_or_default().char_indices() {
+            if !is_js_space(c) {
                 break;
             }
-            if next == '\n' {
-                last_newline_end = Some(j + 1);
+            run_end = run_start + k + c.len_utf8();
+            if c == '\n' {
+                last_newline_end = Some(run_end);
             }
-            chars.next();
         }
         if let Some(end) = last_newline_end {
-            paragraphs.extend(text.get(piece_start..i));
+            paragraphs.extend(text.get(piece_start..newline));
             piece_start = end;
         }
+        at = run_end;
     }
     paragraphs.extend(text.get(piece_start..));
     paragraphs
@@ -245,7 +256,7 @@ fn split_sentences(paragraph: &str) -> Vec<&str> {
     for (i, c) in paragraph.char_indices() {
         let end = if c == '\n' {
             Some((i, i + 1))
-        } else if SENTENCE_ENDS.contains(c) {
+        } else if is_sentence_end(c) {
             Some((i + c.len_utf8(), i + c.len_utf8()))
         } else {
             None
@@ -264,7 +275,7 @@ fn split_sentences(paragraph: &str) -> Vec<&str> {
 }
 
 fn is_filler_sentence(sentence: &str) -> bool {
-    let stripped = js_trim(sentence).trim_end_matches(|c| FILLER_TRAILING_PUNCTUATION.contains(c));
+    let stripped = js_trim(sentence).trim_end_matches(is_filler_trailing);
     let trimmed = js_trim(stripped);
     if trimmed.is_ascii() {
         // ASCII lowercases byte for byte: compared in place, no copy.
@@ -492,6 +503,61 @@ mod tests {
         assert!(looks_like_code("a\nb => c"));
         assert!(looks_like_code("a\nb;"));
         assert!(looks_like_code("def f():\n  pass"));
+    }
+
+    /// The form of [`split_paragraphs`] that reads every character: the
+    /// reference of the proptest below.
+    fn split_paragraphs_by_char(text: &str) -> Vec<&str> {
+        let mut paragraphs = Vec::new();
+        let mut piece_start = 0;
+        let mut chars = text.char_indices().peekable();
+        while let Some((i, c)) = chars.next() {
+            if c != '\n' {
+                continue;
+            }
+            let mut last_newline_end = None;
+            while let Some(&(j, next)) = chars.peek() {
+                if !is_js_space(next) {
+                    break;
+                }
+                if next == '\n' {
+                    last_newline_end = Some(j + 1);
+                }
+                chars.next();
+            }
+            if let Some(end) = last_newline_end {
+                paragraphs.extend(text.get(piece_start..i));
+                piece_start = end;
+            }
+        }
+        paragraphs.extend(text.get(piece_start..));
+        paragraphs
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn splitting_paragraphs_by_search_equals_by_char(
+            text in "[a \t\n\r\u{a0}\u{85}\u{2028}\u{3000}é]{0,40}",
+        ) {
+            proptest::prop_assert_eq!(split_paragraphs(&text), split_paragraphs_by_char(&text));
+        }
+    }
+
+    /// The characters of [`is_filler_trailing`] and [`is_sentence_end`]
+    /// as the reference wrote them.
+    const FILLER_TRAILING_PUNCTUATION: &str = "。！？，、,.!?～~";
+    const SENTENCE_ENDS: &str = "。！？!?";
+
+    #[test]
+    fn the_character_tests_agree_with_their_lists() {
+        for c in (0..=0x10FFFFu32).filter_map(char::from_u32) {
+            assert_eq!(is_sentence_end(c), SENTENCE_ENDS.contains(c), "{c:?}");
+            assert_eq!(
+                is_filler_trailing(c),
+                FILLER_TRAILING_PUNCTUATION.contains(c),
+                "{c:?}"
+            );
+        }
     }
 
     #[test]
