@@ -23,6 +23,7 @@ use strataflow_log::record::Record;
 use strataflow_log::{RecordId, Store, StoreError};
 
 use crate::ingest::{IngestError, IngestStats, MAX_LISTED_ERRORS, Source};
+use crate::ingest_report::WorkerFailure;
 use crate::source::jsonl::{JsonlChunk, JsonlChunks};
 use crate::source::{InputError, MessageInput, SourceError};
 
@@ -254,40 +255,47 @@ pub(crate) fn validate_jsonl(
     let outcome = std::thread::scope(|scope| -> Result<(), IngestError> {
         let (screened_tx, screened_rx) =
             crossbeam_channel::bounded::<Result<(u64, Vec<ScreenedItem>), StoreError>>(2 * threads);
+        let spawn_failed = |e: std::io::Error| IngestError::Worker(WorkerFailure::Spawn(e));
         let mut inputs = Vec::with_capacity(threads);
-        for _ in 0..threads {
+        for t in 0..threads {
             let (tx, rx) = crossbeam_channel::bounded::<(u64, JsonlChunk)>(2);
             inputs.push(tx);
             let screened_tx = screened_tx.clone();
             let file = file.as_str();
-            scope.spawn(move || {
-                let mut stored = StoredThreads::default();
-                for (k, chunk) in rx {
-                    let result = screen_chunk(store, &mut stored, file, &chunk).map(|s| (k, s));
-                    let failed = result.is_err();
-                    if screened_tx.send(result).is_err() || failed {
+            std::thread::Builder::new()
+                .name(format!("strataflow-screen-{t}"))
+                .spawn_scoped(scope, move || {
+                    let mut stored = StoredThreads::default();
+                    for (k, chunk) in rx {
+                        let result = screen_chunk(store, &mut stored, file, &chunk).map(|s| (k, s));
+                        let failed = result.is_err();
+                        if screened_tx.send(result).is_err() || failed {
+                            break;
+                        }
+                    }
+                })
+                .map_err(spawn_failed)?;
+        }
+        drop(screened_tx);
+        let reader = std::thread::Builder::new()
+            .name("strataflow-chunks".into())
+            .spawn_scoped(scope, move || -> Result<(), SourceError> {
+                for (k, chunk) in (0u64..).zip(chunks) {
+                    let chunk = chunk?;
+                    let Some(to) = usize::try_from(k % inputs.len() as u64)
+                        .ok()
+                        .and_then(|i| inputs.get(i))
+                    else {
+                        break;
+                    };
+                    if to.send((k, chunk)).is_err() {
+                        // A screening thread stopped: its error is reported.
                         break;
                     }
                 }
-            });
-        }
-        drop(screened_tx);
-        let reader = scope.spawn(move || -> Result<(), SourceError> {
-            for (k, chunk) in (0u64..).zip(chunks) {
-                let chunk = chunk?;
-                let Some(to) = usize::try_from(k % inputs.len() as u64)
-                    .ok()
-                    .and_then(|i| inputs.get(i))
-                else {
-                    break;
-                };
-                if to.send((k, chunk)).is_err() {
-                    // A screening thread stopped: its error is reported.
-                    break;
-                }
-            }
-            Ok(())
-        });
+                Ok(())
+            })
+            .map_err(spawn_failed)?;
         // Chunks screened out of order wait here for the ones before them.
         let mut waiting: BTreeMap<u64, Vec<ScreenedItem>> = BTreeMap::new();
         let mut next = 0u64;
@@ -316,9 +324,7 @@ pub(crate) fn validate_jsonl(
         }
         match reader.join() {
             Ok(read) => read.map_err(IngestError::from),
-            Err(_) => Err(IngestError::Worker(
-                crate::ingest_report::WorkerFailure::WorkerPanicked,
-            )),
+            Err(_) => Err(IngestError::Worker(WorkerFailure::WorkerPanicked)),
         }
     });
     outcome?;
