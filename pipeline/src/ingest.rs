@@ -15,7 +15,10 @@
 //! of an uninterrupted run.
 //!
 //! The storing pass runs on the staged runtime ([`crate::runtime`]): this
-//! module reads and validates in the calling thread and feeds it. With
+//! module reads in the calling thread and feeds it. The refuse policy's
+//! first pass reads in the calling thread too, except over a JSONL file on
+//! a machine with several cores, which `validator.rs` parses and
+//! screens on all of them. With
 //! operators in [`IngestOptions::operators`], every block is derived as it
 //! seals; blocks the log holds underived (an earlier run without operators,
 //! or a failed operator) are derived first by [`crate::derive`], and failed
@@ -97,7 +100,7 @@ pub trait Source {
 
     /// The source as chunks of whole JSONL lines, when it is a JSONL file:
     /// the refuse policy's first pass then parses and screens them on
-    /// several threads ([`crate::validator`]). `None` by default.
+    /// several threads (`validator.rs`). `None` by default.
     fn jsonl_chunks(&self) -> Option<Result<JsonlChunks, SourceError>> {
         None
     }

@@ -17,7 +17,7 @@ pub mod source;
 pub mod stage;
 pub mod stream;
 pub mod thread;
-pub mod validator;
+mod validator;
 
 /// The pause points for crash tests, defined in `strataflow-log` (feature
 /// `failpoints` of this crate turns on that of the log); re-exported so its

@@ -3,15 +3,15 @@
 //!
 //! An item is checked in two steps:
 //!
-//! 1. [`screen`]: what the item says on its own and against the log (a
+//! 1. `screen`: what the item says on its own and against the log (a
 //!    reserved thread name; an external id the log holds in the thread with
 //!    other content). Independent of the other items, so any thread may
 //!    screen any item.
-//! 2. [`Validator::admit`]: against the items before it, in input order
+//! 2. `Validator::admit`: against the items before it, in input order
 //!    (an external id given earlier in the thread with other content is a
 //!    conflict; with the same content, a repeat the storing pass skips).
 //!
-//! The first pass over a JSONL file ([`validate_jsonl`]) reads it as chunks
+//! The first pass over a JSONL file (`validate_jsonl`) reads it as chunks
 //! of whole lines, parses and screens the chunks on several threads, and
 //! admits their items on the calling thread, in input order: the same
 //! errors, in the same order, as reading it line by line.
