@@ -15,6 +15,7 @@
 //! around an expression does not matter. Text that holds no recognised
 //! expression yields nothing: the resolver never invents a time.
 
+use std::borrow::Cow;
 use std::cmp::Reverse;
 use std::sync::LazyLock;
 
@@ -127,8 +128,8 @@ pub fn detect_tense(text: &str) -> Tense {
 }
 
 /// [`detect_tense`] over the words of a text already tokenized.
-fn tense_of(toks: &[Tok]) -> Tense {
-    tense_by(toks.len(), |k| toks.get(k).map_or("", |t| t.lower.as_str()))
+fn tense_of(toks: &[Tok<'_>]) -> Tense {
+    tense_by(toks.len(), |k| toks.get(k).map_or("", |t| t.lower.as_ref()))
 }
 
 /// [`detect_tense`] over a text's folded words
@@ -162,6 +163,21 @@ fn tense_by<'a>(count: usize, word: impl Fn(usize) -> &'a str) -> Tense {
 /// changes only the time it takes.
 pub fn find_time_expressions(text: &str, mention: SourceTime) -> Vec<TimeExpression> {
     find_time_expressions_with(text, mention, Resolver::V1)
+}
+
+/// [`find_time_expressions`] given the text's words when already computed
+/// (`words`: [`strataflow_text::tokens::words`] of `text`, folded, as a
+/// carried [`strataflow_text::Analysis`] holds them): a text none of whose
+/// words is an anchor has none, and is neither tokenised nor looked up.
+pub fn find_time_expressions_after_words(
+    text: &str,
+    words: Option<&[&str]>,
+    mention: SourceTime,
+) -> Vec<TimeExpression> {
+    if words.is_some_and(|w| !w.iter().any(|w| is_anchor(w))) {
+        return Vec::new();
+    }
+    find_time_expressions(text, mention)
 }
 
 /// [`find_time_expressions`] with a chosen resolver. Only [`Resolver::V1`]'s
@@ -249,9 +265,9 @@ static ANCHOR_WORDS: WordSet = WordSet::new(&[
 ]);
 
 /// [`find_uncached`] without the anchor check.
-fn find_in(
-    text: &str,
-    toks: Vec<Tok>,
+fn find_in<'a>(
+    text: &'a str,
+    toks: Vec<Tok<'a>>,
     mention: SourceTime,
     resolver: Resolver,
 ) -> Vec<TimeExpression> {
@@ -291,7 +307,7 @@ impl Ctx<'_> {
         // it done by", "needs to be finished before").
         let wish = self.toks.iter().any(|t| {
             matches!(
-                t.lower.as_str(),
+                t.lower.as_ref(),
                 "want" | "wants" | "need" | "needs" | "must" | "should" | "have" | "has"
             )
         });
@@ -301,7 +317,7 @@ impl Ctx<'_> {
         let Some(first) = self.toks.iter().position(|t| t.start == c.start) else {
             return c;
         };
-        let word = |k: usize| self.toks.get(k).map(|t| t.lower.as_str());
+        let word = |k: usize| self.toks.get(k).map(|t| t.lower.as_ref());
         // "… the end of" + date, or "… the end" + "of date"; a parser may
         // have taken the deadline word itself ("until the end of June").
         let mut k = first;
@@ -400,7 +416,7 @@ pub fn resolve_best_after_words(
     }
     let toks = tokenize(text);
     let offset_ms = i64::from(mention.offset_minutes.unwrap_or(0)) * 60_000;
-    let anaphor = anaphor_at(toks.len(), |k| toks.get(k).map(|t| t.lower.as_str()))
+    let anaphor = anaphor_at(toks.len(), |k| toks.get(k).map(|t| t.lower.as_ref()))
         .and_then(|(i, day)| Some((toks.get(i)?.start, toks.get(i + 1)?.end, day)));
     let Some((start, end, weekday)) = anaphor else {
         return best;
@@ -862,9 +878,9 @@ const ARRANGEMENT_WORDS: &[&str] = &[
 
 /// [`Resolver::V2`]: the text states an arrangement (a word of
 /// [`ARRANGEMENT_WORDS`], "got it" or "called off").
-fn is_arranged(toks: &[Tok]) -> bool {
+fn is_arranged(toks: &[Tok<'_>]) -> bool {
     toks.iter().enumerate().any(|(k, t)| {
-        ARRANGEMENT_WORDS.contains(&t.lower.as_str())
+        ARRANGEMENT_WORDS.contains(&t.lower.as_ref())
             || (t.lower == "got" && toks.get(k + 1).is_some_and(|n| n.lower == "it"))
             || (t.lower == "called" && toks.get(k + 1).is_some_and(|n| n.lower == "off"))
     })
@@ -872,13 +888,13 @@ fn is_arranged(toks: &[Tok]) -> bool {
 
 /// [`Resolver::V2`]: the text states a recurrence ("every 20 May", "each
 /// year on 14 May", "annually").
-fn is_recurring(toks: &[Tok]) -> bool {
+fn is_recurring(toks: &[Tok<'_>]) -> bool {
     toks.iter()
         .enumerate()
-        .any(|(k, t)| match t.lower.as_str() {
+        .any(|(k, t)| match t.lower.as_ref() {
             "annually" | "yearly" => true,
             "every" | "each" => toks.get(k + 1).is_some_and(|n| {
-                let n = n.lower.as_str();
+                let n = n.lower.as_ref();
                 matches!(n, "year" | "on") || day_num(n).is_some() || month_any(n).is_some()
             }),
             _ => false,
@@ -1068,26 +1084,37 @@ fn month_year_by_tense(today: NaiveDate, month: u32, dir: Tense) -> i32 {
 // Tokens
 
 #[derive(Debug)]
-struct Tok {
+struct Tok<'a> {
     /// Byte offset of the first character.
     start: usize,
     /// Byte offset just after the last character.
     end: usize,
-    /// Lowercased, with typographic apostrophes made plain.
-    lower: String,
+    /// Lowercased, with typographic apostrophes made plain: the text's own
+    /// word when that is already so (most words), so that tokenising
+    /// allocates only for the others.
+    lower: Cow<'a, str>,
     /// Whether the original began with an uppercase letter.
     cap: bool,
 }
 
 /// Words: runs of letters and digits, with apostrophes inside ("I'll"),
 /// as [`strataflow_text::tokens::words`] cuts them.
-fn tokenize(text: &str) -> Vec<Tok> {
+fn tokenize(text: &str) -> Vec<Tok<'_>> {
     strataflow_text::tokens::words(text)
         .iter()
         .map(|t| Tok {
             start: t.start,
             end: t.end,
-            lower: t.folded(),
+            // An ASCII word without uppercase letters is its own fold.
+            lower: if t
+                .text
+                .bytes()
+                .all(|b| b.is_ascii() && !b.is_ascii_uppercase())
+            {
+                Cow::Borrowed(t.text)
+            } else {
+                Cow::Owned(t.folded())
+            },
             cap: t.is_capitalised(),
         })
         .collect()
@@ -1189,7 +1216,7 @@ static ISO_DATE: LazyLock<Option<Regex>> = LazyLock::new(|| {
 
 struct Ctx<'a> {
     text: &'a str,
-    toks: Vec<Tok>,
+    toks: Vec<Tok<'a>>,
     /// The mention's local date.
     today: NaiveDate,
     /// The mention's offset from UTC.
@@ -1210,7 +1237,12 @@ struct Ctx<'a> {
 }
 
 impl<'a> Ctx<'a> {
-    fn new(text: &'a str, toks: Vec<Tok>, mention: SourceTime, resolver: Resolver) -> Option<Self> {
+    fn new(
+        text: &'a str,
+        toks: Vec<Tok<'a>>,
+        mention: SourceTime,
+        resolver: Resolver,
+    ) -> Option<Self> {
         let offset_ms = i64::from(mention.offset_minutes.unwrap_or(0)) * 60_000;
         let local =
             chrono::DateTime::from_timestamp_millis(mention.utc_ms.checked_add(offset_ms)?)?;
@@ -1222,7 +1254,7 @@ impl<'a> Ctx<'a> {
         }
         let recurring = v2 && is_recurring(&toks);
         let perfect = toks.iter().any(|t| {
-            matches!(t.lower.as_str(), "have" | "has" | "been") || t.lower.ends_with("'ve")
+            matches!(t.lower.as_ref(), "have" | "has" | "been") || t.lower.ends_with("'ve")
         });
         let mut ctx = Self {
             text,
@@ -1314,12 +1346,12 @@ impl<'a> Ctx<'a> {
 
     // -- token access -------------------------------------------------------
 
-    fn tok(&self, j: usize) -> Option<&Tok> {
+    fn tok(&self, j: usize) -> Option<&Tok<'a>> {
         self.toks.get(j)
     }
 
     fn w(&self, j: usize) -> Option<&str> {
-        self.tok(j).map(|t| t.lower.as_str())
+        self.tok(j).map(|t| t.lower.as_ref())
     }
 
     /// The text between token `j - 1` (or the start) and token `j`.
@@ -3189,7 +3221,7 @@ mod tests {
     /// nothing: every sentence of every LoCoMo turn (after the sentences
     /// before it in the turn, for "that Saturday"), under each resolver,
     /// at a mention with and without an offset, resolves the same with its
-    /// words given as without.
+    /// words given as without, and has the same expressions.
     #[test]
     fn a_text_without_anchor_words_resolves_to_nothing_without_parsing() {
         let turns = crate::projector::heuristic::statements::tests::locomo_turns();
@@ -3215,6 +3247,11 @@ mod tests {
                         );
                         let without = resolve_best_after(sentence, &earlier, at, resolver);
                         assert_eq!(with, without, "{sentence:?} under {resolver:?}");
+                        assert_eq!(
+                            find_time_expressions_after_words(sentence, Some(&words), at),
+                            find_time_expressions(sentence, at),
+                            "{sentence:?}"
+                        );
                         skipped += usize::from(!s.words().any(is_anchor));
                         sentences += 1;
                         earlier.extend(without);
@@ -3373,7 +3410,7 @@ mod tests {
     proptest::proptest! {
         #[test]
         fn tokens_are_unchanged_by_the_move(text in "[a-zA-Z0-9 '’.,:İÉé-]{0,40}|\\PC{0,40}") {
-            let now: Vec<_> = tokenize(&text).into_iter().map(|t| (t.start, t.end, t.lower, t.cap)).collect();
+            let now: Vec<_> = tokenize(&text).into_iter().map(|t| (t.start, t.end, t.lower.into_owned(), t.cap)).collect();
             proptest::prop_assert_eq!(now, tokenize_before_the_move(&text));
         }
     }
