@@ -28,6 +28,7 @@ mod head;
 pub mod index;
 pub mod integrity;
 mod keys;
+mod merger;
 pub mod pause;
 mod recent;
 pub mod recover;

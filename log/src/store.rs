@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
 
-use fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode};
+use fjall::{AbstractTree, Database, Keyspace, KeyspaceCreateOptions, PersistMode};
 
 use crate::envelope::{Encoded, decode, encode_with_id, id_of};
 use crate::error::{Corruption, IndexEntry, StoreError, ThreadOrderProblem};
@@ -33,6 +33,7 @@ use crate::index::{FLUSH_RECORDS, IndexTail, ThreadKeys, Unindexed};
 use crate::integrity::manifest::Manifest;
 use crate::integrity::{self, Damage, Inconsistency, TableCheck};
 use crate::keys::{self, MAX_NAME_BYTES};
+use crate::merger::IndexMerger;
 use crate::recent::Recent;
 use crate::record::{ModelCall, Record, RecordKind};
 
@@ -178,6 +179,8 @@ pub struct Store {
     /// Bytes written to the `views` keyspace since its memtable was last
     /// rotated ([`Store::bound_views_memtable`]).
     views_unrotated: AtomicU64,
+    /// Merges the index keyspaces' level 0 off fjall's worker.
+    merger: IndexMerger,
 }
 
 impl std::fmt::Debug for Store {
@@ -221,21 +224,6 @@ const VIEWS_ROTATED_BYTES: u64 = 8 * 1024 * 1024;
 /// as long as the other compacts (12% of all CPU at 5M messages, measured
 /// with perf).
 const FLUSH_WORKERS: usize = 1;
-/// Tables in level 0 of an index keyspace before they are merged into
-/// level 1 (fjall's default: 4). The index stage ingests one small sorted
-/// table per keyspace every [`crate::index::FLUSH_RECORDS`] records, and
-/// the keys of `ids` (hashes) and of the others (kind, thread or parent
-/// first) overlap all of level 1, so each merge rewrote level 1 whole:
-/// with 4, merges of the index keyspaces took most of fjall's one
-/// background worker, and the flushes of `records` queued behind them
-/// while fjall held the writer (37 halts of 100 ms in an ingest of 1M
-/// messages). Four times fewer merges: 18% less CPU on 2.5M messages;
-/// point reads check a Bloom filter per level-0 table, and a thread's
-/// range reads merge up to 16 more runs. 32, with tails of twice the
-/// records ([`crate::index::FLUSH_RECORDS`]), merges a quarter as often
-/// again (measured there). Set when a keyspace is created: fjall keeps an
-/// existing keyspace's setting.
-const INDEX_L0_TABLES: u8 = 32;
 /// Cap on the journals (fjall's minimum is 64 MiB).
 const JOURNAL_BYTES: u64 = 128 * 1024 * 1024;
 
@@ -399,7 +387,8 @@ impl Store {
                 let options = KeyspaceCreateOptions::default().max_memtable_size(memtable);
                 if index {
                     options.compaction_strategy(std::sync::Arc::new(
-                        fjall::compaction::Leveled::default().with_l0_threshold(INDEX_L0_TABLES),
+                        fjall::compaction::Leveled::default()
+                            .with_l0_threshold(crate::merger::FJALL_L0_BACKSTOP),
                     ))
                 } else {
                     options
@@ -407,16 +396,33 @@ impl Store {
             })
             .map_err(storage)
         };
+        let (ids, kinds, threads, external, children, model_calls) = (
+            ks(keys::IDS)?,
+            ks(keys::KINDS)?,
+            ks(keys::THREADS)?,
+            ks(keys::EXTERNAL)?,
+            ks(keys::CHILDREN)?,
+            ks(keys::MODEL_CALLS)?,
+        );
         Ok(Self {
             records: ks(keys::RECORDS)?,
-            ids: ks(keys::IDS)?,
-            kinds: ks(keys::KINDS)?,
-            threads: ks(keys::THREADS)?,
+            // In [`Store::index_keyspaces`] order.
+            merger: IndexMerger::new([
+                ids.clone(),
+                kinds.clone(),
+                threads.clone(),
+                children.clone(),
+                external.clone(),
+                model_calls.clone(),
+            ]),
+            ids,
+            kinds,
+            threads,
             heads: ks(keys::HEADS)?,
-            external: ks(keys::EXTERNAL)?,
-            children: ks(keys::CHILDREN)?,
+            external,
+            children,
             views: ks(keys::VIEWS)?,
-            model_calls: ks(keys::MODEL_CALLS)?,
+            model_calls,
             meta: ks(keys::META)?,
             writer: Mutex::new(WriterState::default()),
             tail: Mutex::new(Unindexed::after(0)),
@@ -631,7 +637,12 @@ impl Store {
         };
         let index = self.index_keyspaces();
         let mut batch = self.db.batch().durability(Some(PersistMode::Buffer));
-        let watermark = if frozen.records >= INGEST_FROM_RECORDS {
+        // A keyspace whose level 0 is deep enough for fjall to slow a batch
+        // is written by ingestion, which it does not slow.
+        let deep = index
+            .iter()
+            .any(|ks| ks.tree.l0_run_count() >= crate::merger::FJALL_L0_SLOWS_WRITES);
+        let watermark = if frozen.records >= INGEST_FROM_RECORDS || deep {
             crate::pause::point("index");
             // One ingestion per keyspace, fed as the sorted entries come
             // (keyspace by keyspace, keys ascending).
@@ -674,6 +685,7 @@ impl Store {
         batch.commit().map_err(|e| self.storage(e))?;
         self.lock_tail().flushed(watermark);
         self.tail_changed.notify_all();
+        self.merger.request().map_err(|e| self.storage(e))?;
         Ok(true)
     }
 
@@ -2068,6 +2080,21 @@ impl Store {
         self.ids.len().map_err(|e| self.storage(e))
     }
 
+    /// Tables in level 0 of each index keyspace (ids, kinds, threads,
+    /// children, external ids, model calls). Only with the `test-support`
+    /// feature.
+    #[cfg(feature = "test-support")]
+    pub fn index_level0_tables(&self) -> [usize; 6] {
+        self.index_keyspaces().map(|ks| ks.l0_table_count())
+    }
+
+    /// Waits until no merge of an index keyspace is asked for or running.
+    /// Only with the `test-support` feature.
+    #[cfg(feature = "test-support")]
+    pub fn wait_for_index_merges(&self) {
+        self.merger.wait_idle();
+    }
+
     /// Flushes every keyspace's memtable to a table and waits, so that the
     /// records live in table files (tests damage those). Only with the
     /// `test-support` feature.
@@ -2201,6 +2228,7 @@ impl Drop for IndexStage<'_> {
 impl Drop for Store {
     fn drop(&mut self) {
         let _ = self.catch_up_indexes();
+        self.merger.stop();
         self.close_manifest();
     }
 }

@@ -471,6 +471,76 @@ fn an_index_stage_on_its_own_thread_keeps_every_record_visible() {
     assert_indexes_equal_a_rebuild(&store);
 }
 
+/// The store merges the index keyspaces' level 0 on its own thread, not
+/// on fjall's worker (whose threshold for keyspaces created now is never
+/// met): 40 ingested tails put 32 tables in level 0 of `ids`, `kinds` and
+/// `threads` on the way, and each is merged; the indexes then equal a
+/// rebuild.
+#[test]
+fn the_store_merges_each_full_level_0_of_the_indexes() {
+    let dir = tempfile::tempdir().unwrap();
+    let tail = 4096u64;
+    let records = messages_in_threads(40 * tail, 64);
+    let store = Store::open(dir.path()).unwrap();
+    store.set_index_flush_records(tail as usize);
+    let mut deepest = 0;
+    for chunk in records.chunks(tail as usize) {
+        store.append(chunk, Durability::Buffered).unwrap();
+        deepest = deepest.max(store.index_level0_tables()[0]);
+    }
+    store.catch_up_indexes().unwrap();
+    store.wait_for_index_merges();
+    let level0 = store.index_level0_tables();
+    // ids, kinds and threads each took a table per tail.
+    for k in 0..3 {
+        assert!(
+            level0[k] < 32,
+            "index keyspace {k}: {level0:?} tables in level 0"
+        );
+    }
+    assert!(
+        deepest >= 8,
+        "the tails were ingested ({deepest} tables at most)"
+    );
+    assert_indexes_equal_a_rebuild(&store);
+}
+
+/// A small flush into an index keyspace whose level 0 is deep (30 tables,
+/// where fjall halts a write batch until a merge, and short of the 32 that
+/// start one) goes through ingestion and returns.
+#[test]
+fn a_small_flush_into_a_deep_level_0_returns() {
+    let dir = tempfile::tempdir().unwrap();
+    let tail = 4096u64;
+    let records = messages_in_threads(40 * tail, 64);
+    let store = Store::open(dir.path()).unwrap();
+    store.set_index_flush_records(tail as usize);
+    // Tails until level 0 of `ids` holds 30 tables (fjall may move the
+    // first one down whole).
+    let mut chunks = records.chunks(tail as usize);
+    let mut appended = 0;
+    while store.index_level0_tables()[0] < 30 {
+        let chunk = chunks.next().unwrap();
+        store.append(chunk, Durability::Buffered).unwrap();
+        store.catch_up_indexes().unwrap();
+        appended += chunk.len() as u64;
+    }
+    assert_eq!(store.index_level0_tables()[0], 30);
+    let small = &chunks.next().unwrap()[..10];
+    store.append(small, Durability::Buffered).unwrap();
+    // On a thread of its own, left behind if it never returns.
+    let store = std::sync::Arc::new(store);
+    let (done, finished) = std::sync::mpsc::channel();
+    let catching_up = std::sync::Arc::clone(&store);
+    std::thread::spawn(move || {
+        let _ = done.send(catching_up.catch_up_indexes().is_ok());
+    });
+    let answer = finished.recv_timeout(std::time::Duration::from_secs(60));
+    assert_eq!(answer, Ok(true), "the catch-up returned");
+    assert_eq!(store.index_watermark(), appended + 10);
+    assert_indexes_equal_a_rebuild(&store);
+}
+
 /// `n` user messages dealt round-robin over `threads` threads `t0`, `t1`…
 /// (message `i` is `m{i}`, external id `i`).
 fn messages_in_threads(n: u64, threads: u64) -> Vec<Record> {
