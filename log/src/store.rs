@@ -307,6 +307,9 @@ impl Store {
         writer.next_seq = last + 1;
         writer.counts = counts;
         drop(writer);
+        // A level 0 left full (a process stopped before its merge) is
+        // merged now, not at the next flush: a store only read has none.
+        store.merger.request().map_err(|e| store.storage(e))?;
         Ok(store)
     }
 
