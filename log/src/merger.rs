@@ -197,6 +197,7 @@ fn merge_while_asked(keyspaces: &[Keyspace; 6], shared: &Shared) {
                     .unwrap_or_else(PoisonError::into_inner);
             }
         };
+        crate::pause::point("merge");
         let merged = keyspaces.get(next).map_or(Ok(()), |keyspace| {
             keyspace.tree.compact(strategy.clone(), 0)
         });

@@ -115,6 +115,32 @@ fn sigkill_between_commits_and_index_flushes_loses_nothing() {
     assert_indexes_equal_a_rebuild(&crashed, "the final run");
 }
 
+/// A SIGKILL once a level 0 of the indexes is full, its merge asked for
+/// and not run (the store's merge thread paused before it): the restart
+/// (the audit's open) asks for the merge again, and every index equals a
+/// rebuild. (Restarts after kills elsewhere, and the run that completes
+/// the log, are `sigkill_between_commits_and_index_flushes_loses_nothing`.)
+#[test]
+fn sigkill_with_a_merge_of_the_indexes_pending_loses_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("archive.jsonl");
+    // 16 threads × 8,800 turns × 2 = 281,600 messages: about 70 tails of
+    // 4,096 records.
+    write_lines(&file, &archive(16, 8800));
+    let data = dir.path().join("data");
+    let ingest = ["ingest", file.to_str().unwrap(), "--no-derive", "--quiet"];
+    let killed = common::kill_when_paused(
+        bin()
+            .arg("--data")
+            .arg(&data)
+            .args(ingest)
+            .env("STRATAFLOW_INDEX_FLUSH_RECORDS", "4096")
+            .env("STRATAFLOW_PAUSE_AT", "merge:1"),
+    );
+    assert!(killed, "the merge thread was never asked to merge");
+    assert_indexes_equal_a_rebuild(&data, "a kill with a merge pending");
+}
+
 #[test]
 fn audit_reports_an_index_entry_that_differs_from_a_rebuild() {
     let dir = tempfile::tempdir().unwrap();
