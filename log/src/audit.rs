@@ -267,9 +267,57 @@ impl AuditReport {
     }
 }
 
+/// How a pass of [`Store::audit`] checks that the indexes point at each
+/// record and that each parent comes before its child.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum IdChecks {
+    /// By the index digests and sorted runs of parent links, without a
+    /// point lookup per record: a clean verdict only (any problem sends
+    /// the audit to [`IdChecks::PerRecord`], which names it).
+    ByDigest,
+    /// A lookup per record and per parent link: names each problem, in
+    /// log order.
+    PerRecord,
+}
+
+/// Parent links the [`IdChecks::ByDigest`] pass holds before it sorts them
+/// and checks them in one pass over the id index (40 bytes each: at most
+/// 80 MiB).
+const PARENT_LINKS_PER_RUN: usize = 1 << 21;
+
+/// One parent link of a record the index stage has indexed: the parent's
+/// id and the child's sequence.
+type ParentLink = (RecordId, u64);
+
 impl Store {
     /// Checks the whole log (O(records + parent links)).
+    ///
+    /// A first pass compares every index keyspace's digest with a rebuild
+    /// from the records and checks the parent links in sorted runs against
+    /// the id index, with no point lookup per record (which, on a large
+    /// store, re-read index blocks the scan of the records has evicted
+    /// from the cache). Equal digests mean each record's kind entry holds
+    /// the id its bytes hash to and its id entry its sequence. When that
+    /// pass finds anything wrong, a second pass checks record by record
+    /// and names each problem, in log order.
     pub fn audit(&self) -> Result<AuditReport, StoreError> {
+        let (report, parents_hold) = self.audit_pass(IdChecks::ByDigest, PARENT_LINKS_PER_RUN)?;
+        if report.is_clean() && parents_hold {
+            return Ok(report);
+        }
+        Ok(self
+            .audit_pass(IdChecks::PerRecord, PARENT_LINKS_PER_RUN)?
+            .0)
+    }
+
+    /// One pass of [`Store::audit`]: the report, and whether the parent
+    /// links checked in sorted runs of `links_per_run` (none in the
+    /// per-record pass) hold.
+    fn audit_pass(
+        &self,
+        checks: IdChecks,
+        links_per_run: usize,
+    ) -> Result<(AuditReport, bool), StoreError> {
         let mut report = AuditReport::default();
         let mut expected = 1u64;
         // First sequence of each request hash among the model calls.
@@ -280,6 +328,8 @@ impl Store {
         // An altered or undecodable record (reported above) cannot be
         // rebuilt: the digests are then not compared.
         let mut comparable = true;
+        let mut links: Vec<ParentLink> = Vec::new();
+        let mut parents_hold = true;
         for item in self.scan_raw(1) {
             let (seq, bytes) = item?;
             report.records += 1;
@@ -290,10 +340,16 @@ impl Store {
                 });
             }
             expected = seq + 1;
+            // The indexed records' ids are checked by the digests.
+            let by_digest = checks == IdChecks::ByDigest && seq <= watermark;
             let actual = id_of(&bytes);
-            let recorded = match peek_kind(&bytes) {
-                Ok(kind) => self.indexed_id(kind, seq)?,
-                Err(_) => self.recorded_id_any_kind(seq)?,
+            let recorded = if by_digest {
+                None
+            } else {
+                match peek_kind(&bytes) {
+                    Ok(kind) => self.indexed_id(kind, seq)?,
+                    Err(_) => self.recorded_id_any_kind(seq)?,
+                }
             };
             if let Some(recorded) = recorded
                 && recorded != actual
@@ -321,13 +377,15 @@ impl Store {
             if seq <= watermark {
                 rebuild.add(seq, &actual, &record);
             }
-            let indexed_seq = self.seq_of(&actual)?;
-            if indexed_seq != Some(seq) {
-                report.problems.push(AuditProblem::IdIndexMismatch {
-                    seq,
-                    id: actual,
-                    indexed_seq,
-                });
+            if !by_digest {
+                let indexed_seq = self.seq_of(&actual)?;
+                if indexed_seq != Some(seq) {
+                    report.problems.push(AuditProblem::IdIndexMismatch {
+                        seq,
+                        id: actual,
+                        indexed_seq,
+                    });
+                }
             }
             if let Record::ModelCall(call) = &record
                 && let Entry::Vacant(first) = first_calls.entry(call.request_hash)
@@ -345,6 +403,13 @@ impl Store {
             }
             for parent in record.parents() {
                 report.parent_links += 1;
+                if by_digest {
+                    links.push((parent, seq));
+                    if links.len() >= links_per_run {
+                        parents_hold &= self.parent_run_holds(&mut links)?;
+                    }
+                    continue;
+                }
                 let parent_seq = self.seq_of(&parent)?;
                 if parent_seq.is_none_or(|p| p >= seq) {
                     report.problems.push(AuditProblem::BadParent {
@@ -356,6 +421,7 @@ impl Store {
                 }
             }
         }
+        parents_hold &= self.parent_run_holds(&mut links)?;
         let indexed = u64::try_from(self.id_index_len()?).unwrap_or(u64::MAX);
         if indexed != report.records {
             report.problems.push(AuditProblem::IndexSize {
@@ -394,7 +460,43 @@ impl Store {
                 .problems
                 .push(AuditProblem::IncompleteImport { source });
         }
-        Ok(report)
+        Ok((report, parents_hold))
+    }
+
+    /// Checks a run of parent links against the id index in one ordered
+    /// pass (the run sorted by parent id first), then empties it. True when
+    /// every parent is indexed at a sequence before its child's; false
+    /// also when an id index entry is malformed (the per-record pass then
+    /// names what is wrong).
+    fn parent_run_holds(&self, links: &mut Vec<ParentLink>) -> Result<bool, StoreError> {
+        links.sort_unstable();
+        let Some(&(first, _)) = links.first() else {
+            return Ok(true);
+        };
+        let mut indexed = self.indexed_ids_from(&first);
+        let mut current: Option<(RecordId, u64)> = None;
+        for &(parent, child_seq) in links.iter() {
+            while current.is_none_or(|(id, _)| id < parent) {
+                current = match indexed.next() {
+                    None => {
+                        links.clear();
+                        return Ok(false);
+                    }
+                    Some(Ok(entry)) => Some(entry),
+                    Some(Err(StoreError::Corrupt { .. })) => {
+                        links.clear();
+                        return Ok(false);
+                    }
+                    Some(Err(e)) => return Err(e),
+                };
+            }
+            if current.is_none_or(|(id, seq)| id != parent || seq >= child_seq) {
+                links.clear();
+                return Ok(false);
+            }
+        }
+        links.clear();
+        Ok(true)
     }
 
     /// `audit --deep`: reads every entry of every keyspace (the storage
@@ -482,5 +584,99 @@ impl Store {
             }
         }
         Ok(None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::Durability;
+    use crate::record::{Block, Message, Role};
+    use crate::time::SourceTime;
+
+    fn message(thread: &str, position: u64) -> Message {
+        Message {
+            tenant: String::new(),
+            thread: thread.into(),
+            external_id: format!("{thread}-{position}"),
+            position,
+            role: Role::User,
+            speaker: None,
+            content: format!("turn {position} of {thread}"),
+            tool_calls: vec![],
+            time: SourceTime::utc_without_offset(1_700_000_000_000),
+        }
+    }
+
+    /// Three threads of four messages, each sealed into two blocks: 18
+    /// records, 12 parent links. Returns the store and the ids in log order.
+    fn filled(dir: &std::path::Path) -> (Store, Vec<RecordId>) {
+        let store = Store::open(dir).unwrap();
+        let mut records = Vec::new();
+        for thread in ["a", "b", "c"] {
+            let messages: Vec<Message> = (0..4).map(|p| message(thread, p)).collect();
+            for (ordinal, pair) in messages.chunks(2).enumerate() {
+                records.extend(pair.iter().cloned().map(Record::Message));
+                let ordinal = u32::try_from(ordinal).unwrap() + 1;
+                records.push(Record::Block(Block {
+                    tenant: String::new(),
+                    thread: thread.into(),
+                    ordinal,
+                    start_turn: ordinal,
+                    end_turn: ordinal,
+                    first_position: pair[0].position,
+                    last_position: pair[1].position,
+                    messages: pair
+                        .iter()
+                        .map(|m| crate::envelope::encode_with_id(&Record::Message(m.clone())))
+                        .map(|encoded| encoded.unwrap().0)
+                        .collect(),
+                    time: pair[1].time,
+                    l4: String::new(),
+                    l3: String::new(),
+                }));
+            }
+        }
+        let receipt = store.append(&records, Durability::Sync).unwrap();
+        let ids = receipt.records.iter().map(|r| r.id).collect();
+        (store, ids)
+    }
+
+    #[test]
+    fn the_digest_pass_reports_what_the_per_record_pass_reports_on_an_intact_log() {
+        let dir = tempfile::tempdir().unwrap();
+        let (store, _) = filled(dir.path());
+        let exact = store.audit_pass(IdChecks::PerRecord, 1).unwrap();
+        assert!(exact.0.is_clean(), "{:?}", exact.0.problems);
+        assert_eq!((exact.0.records, exact.0.parent_links), (18, 12));
+        // Runs of 1, 5 (the last one short) and all 12 links.
+        for per_run in [1, 5, PARENT_LINKS_PER_RUN] {
+            let (report, parents_hold) = store.audit_pass(IdChecks::ByDigest, per_run).unwrap();
+            assert!(parents_hold, "runs of {per_run}");
+            assert_eq!(report, exact.0, "runs of {per_run}");
+        }
+        assert_eq!(store.audit().unwrap(), exact.0);
+    }
+
+    #[test]
+    fn a_parent_run_fails_on_a_parent_missing_or_not_before_its_child() {
+        let dir = tempfile::tempdir().unwrap();
+        let (store, ids) = filled(dir.path());
+        store.caught_up_watermark().unwrap();
+        // ids[2] is the first block (seq 3), whose parents are seqs 1 and 2.
+        let mut holds = vec![(ids[0], 3), (ids[1], 3), (ids[5], 18)];
+        assert!(store.parent_run_holds(&mut holds).unwrap());
+        assert!(holds.is_empty(), "a checked run is emptied");
+        let unknown = RecordId([0xff; 32]);
+        for bad in [
+            (ids[4], 5),
+            (ids[4], 4),
+            (unknown, 18),
+            (RecordId([0; 32]), 18),
+        ] {
+            let mut run = vec![(ids[0], 3), bad, (ids[1], 3)];
+            assert!(!store.parent_run_holds(&mut run).unwrap(), "{bad:?}");
+        }
     }
 }

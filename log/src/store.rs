@@ -1317,6 +1317,33 @@ impl Store {
         }
     }
 
+    /// The id index keyspace's entries from `from` on, in id order: `(id,
+    /// seq)` (the indexed records only, not the unindexed tail). An entry
+    /// whose key or value has the wrong length is
+    /// [`StoreError::Corrupt`].
+    pub(crate) fn indexed_ids_from(
+        &self,
+        from: &RecordId,
+    ) -> impl Iterator<Item = Result<(RecordId, u64), StoreError>> + '_ {
+        self.ids
+            .range(from.as_bytes().as_slice()..)
+            .map(move |guard| {
+                let (k, v) = guard.into_inner().map_err(|e| self.storage(e))?;
+                let id = RecordId::from_slice(&k).ok_or_else(|| StoreError::Corrupt {
+                    keyspace: keys::IDS,
+                    detail: Corruption::EntryKey { len: k.len() },
+                })?;
+                let seq = keys::decode_seq(&v).ok_or_else(|| StoreError::Corrupt {
+                    keyspace: keys::IDS,
+                    detail: Corruption::SeqValue {
+                        entry: IndexEntry::Id(id),
+                        len: v.len(),
+                    },
+                })?;
+                Ok((id, seq))
+            })
+    }
+
     /// Whether a record is in the log.
     pub fn contains(&self, id: &RecordId) -> Result<bool, StoreError> {
         Ok(self.seq_of(id)?.is_some())

@@ -58,3 +58,45 @@ fn audit_reports_an_unreadable_header() {
     let text = report.problems[0].to_string();
     assert!(text.contains(&id_of(&records[2]).to_hex()), "{text}");
 }
+
+#[test]
+fn audit_names_the_record_whose_id_index_entry_was_altered() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, records) = filled(dir.path());
+    // The first id index entry (in id order) now points at another sequence.
+    assert!(store.tamper_index_for_test("ids").unwrap());
+    let first = records.iter().map(id_of).min().unwrap();
+    let report = store.audit().unwrap();
+    let named = report.problems.iter().any(|p| {
+        matches!(p, AuditProblem::IdIndexMismatch { id, indexed_seq: Some(_), .. } if *id == first)
+    });
+    assert!(named, "{:?}", report.problems);
+    assert!(
+        report.problems.iter().any(|p| matches!(
+            p,
+            AuditProblem::IndexDigestMismatch {
+                keyspace: "ids",
+                ..
+            }
+        )),
+        "{:?}",
+        report.problems
+    );
+}
+
+#[test]
+fn audit_names_the_record_whose_kind_entry_holds_another_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, _) = filled(dir.path());
+    // The first kind entry (the first message, seq 1) now holds another id.
+    assert!(store.tamper_index_for_test("kinds").unwrap());
+    let report = store.audit().unwrap();
+    assert!(
+        matches!(
+            report.problems.first(),
+            Some(AuditProblem::HashMismatch { seq: 1, .. })
+        ),
+        "{:?}",
+        report.problems
+    );
+}
