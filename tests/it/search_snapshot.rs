@@ -29,6 +29,24 @@ fn import(data: &Path, file: &str) {
     );
 }
 
+/// Governs the `event`-th event of the default tenant (in the order
+/// `events` lists them) as the user; returns that list.
+fn govern(
+    memory: &Memory,
+    event: usize,
+    action: GovernanceAction,
+) -> Vec<strataflow::EventListing> {
+    let events = memory
+        .default_tenant()
+        .events(&strataflow::EventsQuery::default())
+        .unwrap();
+    memory
+        .default_tenant()
+        .govern(&events[event].id.to_hex(), action, Actor::User, None)
+        .unwrap();
+    events
+}
+
 fn assert_same(a: &Searcher, b: &Searcher) {
     assert_eq!(a.last_seq(), b.last_seq());
     assert_eq!(a.digest(), b.digest());
@@ -77,19 +95,7 @@ fn a_searcher_resumed_from_its_snapshot_equals_one_built_afresh() {
 
     import(data, "locomo/conv-30.json");
     let memory = Memory::open(data).unwrap();
-    let events = memory
-        .default_tenant()
-        .events(&strataflow::EventsQuery::default())
-        .unwrap();
-    memory
-        .default_tenant()
-        .govern(
-            &events[2].id.to_hex(),
-            GovernanceAction::Forget,
-            Actor::User,
-            None,
-        )
-        .unwrap();
+    let events = govern(&memory, 2, GovernanceAction::Forget);
     // The next searcher resumes from the conv-26 snapshot and applies
     // conv-30 and the governance.
     let resumed = memory.default_tenant().searcher(None).unwrap();
@@ -206,4 +212,67 @@ fn a_damaged_older_or_foreign_snapshot_is_rebuilt() {
         snapshot(data, &key, "other").1
     });
     check("foreign tenant");
+}
+
+#[test]
+fn searches_do_not_rewrite_the_snapshot_their_batches_alone_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path();
+    import(data, "locomo/conv-26.json");
+    let memory = Memory::open(data).unwrap();
+    let saved = memory.default_tenant().searcher(None).unwrap().last_seq();
+    let key = memory.search_view_key(None).unwrap();
+    let before = memory.store().view_chunks(&key, "").unwrap().unwrap();
+    assert_eq!(before.0, saved);
+    // Each search records a retrieval batch of this tenant, which changes
+    // nothing a searcher holds.
+    for query in QUERIES {
+        let request = SearchRequest {
+            query: query.into(),
+            ..SearchRequest::default()
+        };
+        let options = strataflow::SearchOptions {
+            channel: Channel::All,
+            ..Default::default()
+        };
+        let response = memory.default_tenant().search(&request, &options).unwrap();
+        assert!(response.batch.is_some(), "{query}: a batch is recorded");
+    }
+    // Each searcher resumed where the one before it ended: the snapshot
+    // saved at `saved`, held through the batches before its own.
+    let batches = QUERIES.len() as u64;
+    let resumed = memory.default_tenant().searcher(None).unwrap();
+    assert_eq!(resumed.resumed_from(), Some(saved + batches - 1));
+    assert_eq!(resumed.last_seq(), saved + batches);
+    assert_same(&resumed, &memory.searcher_rebuilt(None, "").unwrap());
+    assert_eq!(
+        memory.store().view_chunks(&key, "").unwrap().unwrap(),
+        before,
+        "the snapshot was not rewritten"
+    );
+    // A record that changes what the searcher reads (a use receipt would;
+    // a governance record does) is applied and saved.
+    govern(&memory, 0, GovernanceAction::Forget);
+    let governed = memory.default_tenant().searcher(None).unwrap();
+    assert_eq!(governed.resumed_from(), Some(saved + batches));
+    assert_same(&governed, &memory.searcher_rebuilt(None, "").unwrap());
+    let after = memory.store().view_chunks(&key, "").unwrap().unwrap();
+    assert_eq!(after.0, governed.last_seq(), "saved at the governance");
+    // The through entry names the older snapshot: ignored.
+    let next = memory.default_tenant().searcher(None).unwrap();
+    assert_eq!(next.resumed_from(), Some(after.0));
+    // A malformed one, or one past the end of the log, is ignored too.
+    let through = format!("{key}/through");
+    for (seq, bytes) in [
+        (after.0 + 9, b"garbage".to_vec()),
+        (after.0 + 9, after.0.to_be_bytes().to_vec()),
+    ] {
+        memory
+            .store()
+            .save_view_chunks(&through, "", seq, &bytes)
+            .unwrap();
+        let s = memory.default_tenant().searcher(None).unwrap();
+        assert_eq!(s.resumed_from(), Some(after.0), "{bytes:?}");
+        assert_same(&s, &memory.searcher_rebuilt(None, "").unwrap());
+    }
 }

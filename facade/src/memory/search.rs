@@ -185,9 +185,12 @@ pub struct Searcher {
     profile: Option<String>,
     /// Last log sequence applied.
     last_seq: u64,
-    /// The snapshot sequence this searcher resumed from (none when built
-    /// from the first record).
+    /// The sequence this searcher resumed from: its snapshot's, or the
+    /// later one the snapshot's "through" entry names (none when built from
+    /// the first record).
     resumed_from: Option<u64>,
+    /// The sequence its persisted snapshot was saved at (none: not saved).
+    saved_at: Option<u64>,
     extractor: (String, strataflow_log::Digest),
     events: EventIndex,
     event_threads: BTreeMap<RecordId, String>,
@@ -213,7 +216,8 @@ pub(crate) struct SearchPass {
     /// The snapshot's identity and the sequence of the snapshot the
     /// searcher was resumed from, if any (`None`: never saved).
     identity: Option<(SearchIdentity, Option<u64>)>,
-    /// Some record of the tenant was taken.
+    /// A record of the tenant that can change the searcher or the views
+    /// it reads was taken.
     applied: bool,
     new_events: Vec<RecordId>,
 }
@@ -261,6 +265,12 @@ pub const SEARCH_VIEW: &str = "search";
 /// the layout of `docs/format.md` §search snapshot changes: a snapshot of
 /// another version is rebuilt, never read.
 pub const SEARCH_SNAPSHOT_VERSION: u8 = 2;
+
+/// Suffix of the view name under which a search snapshot's "valid
+/// through" entry is kept: the sequence the snapshot was saved at and the
+/// later sequence up to which no record changed it
+/// ([`Memory::finish_search_pass`]).
+const THROUGH_SUFFIX: &str = "/through";
 
 /// blake3 key-derivation context of a search snapshot's checksum.
 const SNAPSHOT_CONTEXT: &str = "strataflow search snapshot v1";
@@ -325,11 +335,17 @@ impl Memory {
             }
             Err(e) => return Err(e.into()),
         };
-        let resumed = loaded.as_ref().map(|s| s.last_seq);
         let searcher = match loaded {
-            Some(s) => s,
+            Some(mut s) => {
+                if let Some(through) = self.snapshot_through(&identity, tenant, s.last_seq) {
+                    s.last_seq = through;
+                    s.resumed_from = Some(through);
+                }
+                s
+            }
             None => Searcher::empty(profile, tenant, &identity),
         };
+        let resumed = searcher.resumed_from;
         Ok(SearchPass {
             searcher,
             identity: Some((identity, resumed)),
@@ -355,9 +371,14 @@ impl Memory {
     }
 
     /// Ends a [`SearchPass`]: brings statuses, weights and the graph up to
-    /// date and saves the snapshot when something was applied, when it
-    /// was not resumed from one, or when it only went past other tenants'
-    /// records (so that the next catch-up does not read them again).
+    /// date and saves the snapshot when something was applied or it was not
+    /// resumed from one. When it only
+    /// went past records that change nothing in it (this tenant's retrieval
+    /// batches, other tenants' records), the snapshot is not rewritten: a
+    /// small "through" entry records that the snapshot saved at its
+    /// sequence holds up to the searcher's (so the next catch-up starts
+    /// there). A search records a retrieval batch, so rewriting every
+    /// document after each search is what this avoids.
     pub(crate) fn finish_search_pass(&self, pass: SearchPass) -> Result<Searcher, MemoryError> {
         let SearchPass {
             mut searcher,
@@ -366,18 +387,63 @@ impl Memory {
             new_events,
         } = pass;
         let applied = self.finish_applied(&mut searcher, new_events)? || applied;
-        if let Some((identity, resumed)) = identity
-            && (applied || resumed.is_none_or(|seq| searcher.last_seq > seq))
-        {
-            let bytes = searcher.encode(&identity)?;
-            self.store.save_view_chunks(
-                &identity.key,
-                &searcher.tenant,
-                searcher.last_seq,
-                &bytes,
-            )?;
+        let Some((identity, resumed)) = identity else {
+            return Ok(searcher);
+        };
+        match resumed {
+            Some(resumed) if !applied => {
+                if let Some(saved_at) = searcher.saved_at
+                    && searcher.last_seq > resumed
+                {
+                    self.store.save_view_chunks(
+                        &through_key(&identity),
+                        &searcher.tenant,
+                        searcher.last_seq,
+                        &saved_at.to_be_bytes(),
+                    )?;
+                }
+            }
+            _ => {
+                let bytes = searcher.encode(&identity)?;
+                self.store.save_view_chunks(
+                    &identity.key,
+                    &searcher.tenant,
+                    searcher.last_seq,
+                    &bytes,
+                )?;
+                searcher.saved_at = Some(searcher.last_seq);
+            }
         }
         Ok(searcher)
+    }
+
+    /// The sequence up to which the snapshot of `identity` saved at
+    /// `saved_at` holds, when a "through" entry of that snapshot says so
+    /// (one of an older snapshot, past the end of the log, unreadable or
+    /// malformed, is ignored: the catch-up then starts at the snapshot's
+    /// own sequence).
+    fn snapshot_through(
+        &self,
+        identity: &SearchIdentity,
+        tenant: &str,
+        saved_at: u64,
+    ) -> Option<u64> {
+        match self.store.view_chunks(&through_key(identity), tenant) {
+            Ok(Some((through, bytes))) => {
+                let of = <[u8; 8]>::try_from(bytes.as_slice())
+                    .ok()
+                    .map(u64::from_be_bytes);
+                // Past the end of the log it cannot be (a store copied back
+                // from a backup without its newest records).
+                let end = self.store.last_seq().ok().flatten().unwrap_or(0);
+                (of == Some(saved_at) && through > saved_at && through <= end).then_some(through)
+            }
+            Ok(None) => None,
+            Err(e) => {
+                tracing::warn!(view = %identity.key, tenant, "search snapshot's through entry unreadable ({e}); catching up from the snapshot");
+                None
+            }
+        }
     }
 
     /// The search indexes of a tenant built from the first record, without
@@ -436,15 +502,11 @@ impl Memory {
     /// was applied or the graph changed.
     fn refresh_applied(&self, s: &mut Searcher) -> Result<bool, MemoryError> {
         let mut applied = false;
-        let mut changes_views = false;
         let mut new_events: Vec<RecordId> = Vec::new();
         for item in self.store.scan(s.last_seq + 1) {
-            let stored = item?;
-            changes_views |=
-                stored.record.tenant() == s.tenant && changes_search_views(stored.record.kind());
-            applied |= s.take(stored, &mut new_events);
+            applied |= s.take(item?, &mut new_events);
         }
-        if !changes_views && new_events.is_empty() {
+        if !applied {
             // Only other tenants' records, or this tenant's batches and
             // assessments: statuses, weights and the graph are as they
             // were, so the (costly) catch-up of those views is skipped.
@@ -587,6 +649,11 @@ impl Memory {
             words,
         })
     }
+}
+
+/// The view name of a search snapshot's "through" entry.
+fn through_key(identity: &SearchIdentity) -> String {
+    format!("{}{THROUGH_SUFFIX}", identity.key)
 }
 
 /// Whether a record of this kind can change what a searcher reads from the
@@ -819,6 +886,7 @@ impl Searcher {
             profile: profile.map(str::to_owned),
             last_seq: 0,
             resumed_from: None,
+            saved_at: None,
             extractor: identity.extractor.clone(),
             events: EventIndex::new(),
             event_threads: BTreeMap::new(),
@@ -839,12 +907,15 @@ impl Searcher {
     /// Takes one record of the catch-up (the next after `last_seq`): a
     /// message or block of the tenant enters the indexes, the events of
     /// its derivations (of the searcher's extractor) and imports are
-    /// collected into `new_events`. True when the record is the tenant's.
+    /// collected into `new_events`. True when the record is the tenant's
+    /// and of a kind that can change the searcher or the views it reads
+    /// ([`changes_search_views`]; not a retrieval batch, for one).
     fn take(&mut self, stored: StoredRecord, new_events: &mut Vec<RecordId>) -> bool {
         self.last_seq = stored.seq;
         if stored.record.tenant() != self.tenant {
             return false;
         }
+        let changes = changes_search_views(stored.record.kind());
         match stored.record {
             Record::Message(m) => self.add_message(stored.id, m),
             Record::Block(b) => {
@@ -863,7 +934,7 @@ impl Searcher {
             }
             _ => {}
         }
-        true
+        changes
     }
 
     fn add_message(&mut self, id: RecordId, m: strataflow_log::record::Message) {
@@ -976,6 +1047,7 @@ impl Searcher {
         }
         s.last_seq = d.u64()?;
         s.resumed_from = Some(s.last_seq);
+        s.saved_at = Some(s.last_seq);
         s.graph_digest = d.string()?;
         let raw_count = d.count(32)?;
         let mut raw_docs = Vec::with_capacity(raw_count);
