@@ -1354,6 +1354,12 @@ impl Store {
         let Some(seq) = self.seq_of(id)? else {
             return Ok(None);
         };
+        self.indexed_record(id, seq).map(Some)
+    }
+
+    /// The record the id index puts at `seq`, decoded;
+    /// [`Corruption::EmptySeq`] when that sequence holds nothing.
+    fn indexed_record(&self, id: &RecordId, seq: u64) -> Result<StoredRecord, StoreError> {
         let Some(bytes) = self.raw_value(seq)? else {
             return Err(StoreError::Corrupt {
                 keyspace: keys::IDS,
@@ -1364,11 +1370,35 @@ impl Store {
             });
         };
         let record = decode(&bytes).map_err(|source| StoreError::Decode { seq, source })?;
-        Ok(Some(StoredRecord {
+        Ok(StoredRecord {
             seq,
             id: *id,
             record,
-        }))
+        })
+    }
+
+    /// Reads records by id: one entry per id, in the order given (`None`
+    /// for an id not in the log). The sequences are looked up first, then
+    /// the records read in log order, so that records sharing a table block
+    /// are read from it once (reading thousands of records by id, such as a
+    /// graph's assertions, one `get` each re-read a block per record).
+    pub fn get_many(&self, ids: &[RecordId]) -> Result<Vec<Option<StoredRecord>>, StoreError> {
+        let mut found: Vec<(u64, usize)> = Vec::with_capacity(ids.len());
+        for (at, id) in ids.iter().enumerate() {
+            if let Some(seq) = self.seq_of(id)? {
+                found.push((seq, at));
+            }
+        }
+        found.sort_unstable();
+        let mut out: Vec<Option<StoredRecord>> = Vec::with_capacity(ids.len());
+        out.resize_with(ids.len(), || None);
+        for (seq, at) in found {
+            let (Some(id), Some(slot)) = (ids.get(at), out.get_mut(at)) else {
+                continue;
+            };
+            *slot = Some(self.indexed_record(id, seq)?);
+        }
+        Ok(out)
     }
 
     /// Finds the ids starting with a hex prefix (at most `limit`).

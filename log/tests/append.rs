@@ -32,6 +32,41 @@ fn append_is_idempotent_and_reports_what_was_new() {
 }
 
 #[test]
+fn get_many_reads_each_id_in_the_order_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let records: Vec<Record> = (0..5)
+        .map(|i| {
+            Record::Message(msg(
+                "t",
+                &i.to_string(),
+                i,
+                Role::User,
+                &format!("turn {i}"),
+            ))
+        })
+        .collect();
+    store.append(&records, Durability::Sync).unwrap();
+    let unknown = strataflow_log::RecordId([7; 32]);
+    // Later records first, an unknown id and one id twice.
+    let ids = [
+        id_of(&records[4]),
+        unknown,
+        id_of(&records[0]),
+        id_of(&records[2]),
+        id_of(&records[4]),
+    ];
+    let read = store.get_many(&ids).unwrap();
+    assert_eq!(read.len(), ids.len());
+    for (id, got) in ids.iter().zip(&read) {
+        assert_eq!(got.as_ref().map(|s| s.id), (*id != unknown).then_some(*id));
+        assert_eq!(got, &store.get(id).unwrap(), "{id}");
+    }
+    assert_eq!(read[0].as_ref().map(|s| s.seq), Some(5));
+    assert!(store.get_many(&[]).unwrap().is_empty());
+}
+
+#[test]
 fn a_duplicate_inside_one_batch_is_written_once() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();

@@ -621,11 +621,11 @@ impl Memory {
     ) -> Result<GraphState, MemoryError> {
         let (key, fresh) = self.graph_membership_key(profile)?;
         let (membership, _) = self.refresh_keyed(&key, tenant, fresh)?;
-        let assertion_ids = membership.assertions;
+        let assertion_ids: Vec<RecordId> = membership.assertions.into_iter().collect();
         let mut assertions: Vec<(RecordId, GraphAssertion)> = Vec::new();
-        for id in assertion_ids {
-            if let Some(Record::GraphAssertion(a)) = self.store.get(&id)?.map(|s| s.record) {
-                assertions.push((id, a));
+        for stored in self.store.get_many(&assertion_ids)?.into_iter().flatten() {
+            if let Record::GraphAssertion(a) = stored.record {
+                assertions.push((stored.id, a));
             }
         }
         let status = self.event_status(tenant)?;
