@@ -841,6 +841,33 @@ fn dense_search(out: &mut dyn Write, memory: &Memory, a: &SearchArgs) -> Result<
     Ok(())
 }
 
+/// Tenants a warning names at most.
+const TENANTS_NAMED: usize = 5;
+
+/// Warns on stderr when `tenant` is none of the directory's tenants (a
+/// search that found nothing because `--tenant` was left out, after an
+/// ingest whose lines name a tenant), naming the tenants it has.
+fn warn_of_an_unknown_tenant(memory: &Memory, dir: &Path, tenant: &str) -> Result<(), Failure> {
+    let tenants = memory.tenants()?;
+    if tenants.is_empty() || tenants.iter().any(|t| t == tenant) {
+        return Ok(());
+    }
+    let mut named: Vec<String> = tenants
+        .iter()
+        .take(TENANTS_NAMED)
+        .map(|t| format!("`{t}`"))
+        .collect();
+    if tenants.len() > TENANTS_NAMED {
+        named.push(format!("and {} more", tenants.len() - TENANTS_NAMED));
+    }
+    eprintln!(
+        "warning: tenant `{tenant}` holds no messages in {}; its tenants are {} (pass --tenant NAME)",
+        dir.display(),
+        named.join(", ")
+    );
+    Ok(())
+}
+
 fn search(out: &mut dyn Write, dir: &Path, a: SearchArgs) -> Result<(), Failure> {
     let memory = open_existing(dir)?;
     let channel = match a.channel {
@@ -869,7 +896,11 @@ fn search(out: &mut dyn Write, dir: &Path, a: SearchArgs) -> Result<(), Failure>
             channel,
         };
         let response = tenant.search(&base, &options)?;
-        return Ok(render::search(out, &response, a.json)?);
+        render::search(out, &response, a.json)?;
+        if response.hits.is_empty() {
+            warn_of_an_unknown_tenant(&memory, dir, &a.tenant)?;
+        }
+        return Ok(());
     };
     let text = std::fs::read_to_string(file).map_err(|e| Failure {
         message: format!("cannot read {}: {e}", file.display()),

@@ -67,6 +67,20 @@ fn tenants_never_see_each_other() {
     );
     let b = search("b", "Lisbon");
     assert!(!b["hits"].as_array().unwrap().is_empty());
+    // A search of a tenant the directory does not hold (here the default
+    // one: `--tenant` left out) finds nothing and says which tenants it has.
+    let out = run(data, &["search", "all", "Paris", "--json"]);
+    assert!(out.status.success());
+    let none: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(none["hits"].as_array().unwrap().is_empty());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("warning: tenant `` holds no messages")
+            && stderr.contains("its tenants are `a`, `b` (pass --tenant NAME)"),
+        "{stderr}"
+    );
+    let out = run(data, &["search", "all", "Paris", "--tenant", "a", "--json"]);
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("warning"));
     let a_refs: Vec<&str> = a["hits"]
         .as_array()
         .unwrap()
