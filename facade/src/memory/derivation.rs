@@ -619,6 +619,18 @@ impl Memory {
         profile: Option<&str>,
         tenant: &str,
     ) -> Result<GraphState, MemoryError> {
+        let status = self.event_status(tenant)?;
+        self.graph_with(profile, tenant, &status)
+    }
+
+    /// [`Memory::graph`] with the tenant's statuses already read (each read
+    /// of the event-status view loads and folds it again).
+    pub(crate) fn graph_with(
+        &self,
+        profile: Option<&str>,
+        tenant: &str,
+        status: &EventStatusView,
+    ) -> Result<GraphState, MemoryError> {
         let (key, fresh) = self.graph_membership_key(profile)?;
         let (membership, _) = self.refresh_keyed(&key, tenant, fresh)?;
         let assertion_ids: Vec<RecordId> = membership.assertions.into_iter().collect();
@@ -628,7 +640,6 @@ impl Memory {
                 assertions.push((stored.id, a));
             }
         }
-        let status = self.event_status(tenant)?;
         Ok(GraphState::fold(&assertions, &|id| status.is_visible(id)))
     }
 }

@@ -10,6 +10,7 @@ use strataflow_log::RecordId;
 use strataflow_log::record::{
     Assessment, Record, RecordKind, RefKind, Retrieval, UseReceipt, Verdict,
 };
+use strataflow_materializers::event_status::EventStatusView;
 use strataflow_materializers::view::WeightsState;
 use strataflow_materializers::weights::WeightsView;
 use strataflow_operators::evidence_gate::{
@@ -186,7 +187,17 @@ impl Memory {
     /// The weights of a tenant's events: the persisted weights view,
     /// refreshed to the end of the log, with the current statuses.
     pub(crate) fn weights(&self, tenant: &str) -> Result<WeightsView, MemoryError> {
+        let status = self.event_status(tenant)?;
+        self.weights_with(tenant, &status)
+    }
+
+    /// [`Memory::weights`] with the tenant's statuses already read.
+    pub(crate) fn weights_with(
+        &self,
+        tenant: &str,
+        status: &EventStatusView,
+    ) -> Result<WeightsView, MemoryError> {
         let (state, _) = self.refresh::<WeightsState>(tenant)?;
-        Ok(state.view(&self.event_status(tenant)?))
+        Ok(state.view(status))
     }
 }

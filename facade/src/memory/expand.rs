@@ -111,12 +111,12 @@ impl Memory {
                 });
             }
         }
-        let status = self
-            .event_status(&event.tenant)?
+        let statuses = self.event_status(&event.tenant)?;
+        let status = statuses
             .get(&stored.id)
             .map_or(EventStatus::Active, |s| s.status);
         let weight = self
-            .weights(&event.tenant)?
+            .weights_with(&event.tenant, &statuses)?
             .get(&stored.id)
             .map_or(1.0, |w| w.weight);
         let batch = self.record_expansion(

@@ -48,7 +48,7 @@ impl Memory {
                     .keys()
                     .map(|thread| (thread.clone(), levels.thread(thread)))
                     .collect(),
-                graph: self.graph(name, &tenant)?,
+                graph: self.graph_with(name, &tenant, &status)?,
                 status,
                 digests,
                 tenant,

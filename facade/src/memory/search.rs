@@ -525,12 +525,15 @@ impl Memory {
     ) -> Result<bool, MemoryError> {
         let mut applied = false;
         let status: EventStatusView = self.event_status(&s.tenant)?;
-        let weights = self.weights(&s.tenant)?;
-        for id in new_events {
-            if s.events.get(&id).is_some() {
-                continue;
-            }
-            let Some(Record::Event(event)) = self.store.get(&id)?.map(|x| x.record) else {
+        let weights = self.weights_with(&s.tenant, &status)?;
+        // The first mention of each event not indexed yet, in order.
+        let mut seen = std::collections::HashSet::new();
+        let new_events: Vec<RecordId> = new_events
+            .into_iter()
+            .filter(|id| s.events.get(id).is_none() && seen.insert(*id))
+            .collect();
+        for stored in self.store.get_many(&new_events)?.into_iter().flatten() {
+            let (id, Record::Event(event)) = (stored.id, stored.record) else {
                 continue;
             };
             // default: An event's block precedes it in the log, so its thread is known; "" is only the documented value of a thread-less hit.
@@ -557,7 +560,7 @@ impl Memory {
             s.events
                 .set_weight(&id, weights.get(&id).map_or(1.0, |w| w.weight));
         }
-        let graph = self.graph(s.profile.as_deref(), &s.tenant)?;
+        let graph = self.graph_with(s.profile.as_deref(), &s.tenant, &status)?;
         let digest = graph.digest();
         if digest != s.graph_digest {
             s.graph_index = GraphIndex::build(&graph);
