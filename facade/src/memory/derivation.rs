@@ -569,6 +569,20 @@ impl Memory {
         Ok(state.view())
     }
 
+    /// The graph assertions among `ids`, in that order (read in log order).
+    fn graph_assertions(
+        &self,
+        ids: &[RecordId],
+    ) -> Result<Vec<(RecordId, GraphAssertion)>, MemoryError> {
+        let mut assertions = Vec::with_capacity(ids.len());
+        for stored in self.store.get_many(ids)?.into_iter().flatten() {
+            if let Record::GraphAssertion(a) = stored.record {
+                assertions.push((stored.id, a));
+            }
+        }
+        Ok(assertions)
+    }
+
     /// The graph a profile's own derivations built for a tenant: the
     /// assertions its projector made from its extractor's events, block by
     /// block (found through their Derivation records), folded like
@@ -580,7 +594,7 @@ impl Memory {
         tenant: &str,
     ) -> Result<GraphState, MemoryError> {
         let (_, ops) = self.operators(profile)?;
-        let mut assertions: Vec<(RecordId, GraphAssertion)> = Vec::new();
+        let mut assertion_ids: Vec<RecordId> = Vec::new();
         for (t, th, _) in self.store.thread_heads()? {
             if t != tenant {
                 continue;
@@ -599,14 +613,10 @@ impl Memory {
                     continue;
                 };
                 // default: An input not derived yet has no outputs (the documented meaning of `None`).
-                for id in p.done.map(|d| d.outputs).unwrap_or_default() {
-                    if let Some(Record::GraphAssertion(a)) = self.store.get(&id)?.map(|s| s.record)
-                    {
-                        assertions.push((id, a));
-                    }
-                }
+                assertion_ids.extend(p.done.map(|d| d.outputs).unwrap_or_default());
             }
         }
+        let assertions = self.graph_assertions(&assertion_ids)?;
         let status = self.event_status(tenant)?;
         Ok(GraphState::fold(&assertions, &|id| status.is_visible(id)))
     }
@@ -634,12 +644,7 @@ impl Memory {
         let (key, fresh) = self.graph_membership_key(profile)?;
         let (membership, _) = self.refresh_keyed(&key, tenant, fresh)?;
         let assertion_ids: Vec<RecordId> = membership.assertions.into_iter().collect();
-        let mut assertions: Vec<(RecordId, GraphAssertion)> = Vec::new();
-        for stored in self.store.get_many(&assertion_ids)?.into_iter().flatten() {
-            if let Record::GraphAssertion(a) = stored.record {
-                assertions.push((stored.id, a));
-            }
-        }
+        let assertions = self.graph_assertions(&assertion_ids)?;
         Ok(GraphState::fold(&assertions, &|id| status.is_visible(id)))
     }
 }
