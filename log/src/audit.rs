@@ -281,13 +281,13 @@ enum IdChecks {
 }
 
 /// Parent links the [`IdChecks::ByDigest`] pass holds before it sorts them
-/// and checks them in one pass over the id index (40 bytes each: at most
-/// 80 MiB).
-const PARENT_LINKS_PER_RUN: usize = 1 << 21;
+/// and checks them in one pass over the id index (72 bytes each: at most
+/// 72 MiB).
+const PARENT_LINKS_PER_RUN: usize = 1 << 20;
 
 /// One parent link of a record the index stage has indexed: the parent's
-/// id and the child's sequence.
-type ParentLink = (RecordId, u64);
+/// id, the child's sequence and the child's id.
+type ParentLink = (RecordId, u64, RecordId);
 
 impl Store {
     /// Checks the whole log (O(records + parent links)).
@@ -301,23 +301,20 @@ impl Store {
     /// pass finds anything wrong, a second pass checks record by record
     /// and names each problem, in log order.
     pub fn audit(&self) -> Result<AuditReport, StoreError> {
-        let (report, parents_hold) = self.audit_pass(IdChecks::ByDigest, PARENT_LINKS_PER_RUN)?;
-        if report.is_clean() && parents_hold {
+        let report = self.audit_pass(IdChecks::ByDigest, PARENT_LINKS_PER_RUN)?;
+        if report.is_clean() {
             return Ok(report);
         }
-        Ok(self
-            .audit_pass(IdChecks::PerRecord, PARENT_LINKS_PER_RUN)?
-            .0)
+        self.audit_pass(IdChecks::PerRecord, PARENT_LINKS_PER_RUN)
     }
 
-    /// One pass of [`Store::audit`]: the report, and whether the parent
-    /// links checked in sorted runs of `links_per_run` (none in the
-    /// per-record pass) hold.
+    /// One pass of [`Store::audit`]; the [`IdChecks::ByDigest`] pass checks
+    /// parent links in sorted runs of `links_per_run`.
     fn audit_pass(
         &self,
         checks: IdChecks,
         links_per_run: usize,
-    ) -> Result<(AuditReport, bool), StoreError> {
+    ) -> Result<AuditReport, StoreError> {
         let mut report = AuditReport::default();
         let mut expected = 1u64;
         // First sequence of each request hash among the model calls.
@@ -329,7 +326,6 @@ impl Store {
         // rebuilt: the digests are then not compared.
         let mut comparable = true;
         let mut links: Vec<ParentLink> = Vec::new();
-        let mut parents_hold = true;
         for item in self.scan_raw(1) {
             let (seq, bytes) = item?;
             report.records += 1;
@@ -404,9 +400,9 @@ impl Store {
             for parent in record.parents() {
                 report.parent_links += 1;
                 if by_digest {
-                    links.push((parent, seq));
+                    links.push((parent, seq, actual));
                     if links.len() >= links_per_run {
-                        parents_hold &= self.parent_run_holds(&mut links)?;
+                        self.check_parent_run(&mut links, &mut report)?;
                     }
                     continue;
                 }
@@ -421,7 +417,7 @@ impl Store {
                 }
             }
         }
-        parents_hold &= self.parent_run_holds(&mut links)?;
+        self.check_parent_run(&mut links, &mut report)?;
         let indexed = u64::try_from(self.id_index_len()?).unwrap_or(u64::MAX);
         if indexed != report.records {
             report.problems.push(AuditProblem::IndexSize {
@@ -460,43 +456,47 @@ impl Store {
                 .problems
                 .push(AuditProblem::IncompleteImport { source });
         }
-        Ok((report, parents_hold))
+        Ok(report)
     }
 
     /// Checks a run of parent links against the id index in one ordered
-    /// pass (the run sorted by parent id first), then empties it. True when
-    /// every parent is indexed at a sequence before its child's; false
-    /// also when an id index entry is malformed (the per-record pass then
-    /// names what is wrong).
-    fn parent_run_holds(&self, links: &mut Vec<ParentLink>) -> Result<bool, StoreError> {
+    /// pass (the run sorted by parent id first), then empties it: each
+    /// parent must be indexed at a sequence before its child's. A link that
+    /// fails is a [`AuditProblem::BadParent`] (in parent id order: the
+    /// per-record pass that follows any problem puts them in log order).
+    fn check_parent_run(
+        &self,
+        links: &mut Vec<ParentLink>,
+        report: &mut AuditReport,
+    ) -> Result<(), StoreError> {
         links.sort_unstable();
-        let Some(&(first, _)) = links.first() else {
-            return Ok(true);
+        let Some(&(first, _, _)) = links.first() else {
+            return Ok(());
         };
-        let mut indexed = self.indexed_ids_from(&first);
+        let mut indexed = self.indexed_ids_from(&first).fuse();
         let mut current: Option<(RecordId, u64)> = None;
-        for &(parent, child_seq) in links.iter() {
+        for (parent, child_seq, child) in links.drain(..) {
             while current.is_none_or(|(id, _)| id < parent) {
-                current = match indexed.next() {
-                    None => {
-                        links.clear();
-                        return Ok(false);
-                    }
-                    Some(Ok(entry)) => Some(entry),
-                    Some(Err(StoreError::Corrupt { .. })) => {
-                        links.clear();
-                        return Ok(false);
-                    }
+                match indexed.next() {
+                    None => break,
+                    Some(Ok(entry)) => current = Some(entry),
+                    // A malformed entry differs from the rebuild, so the
+                    // digest comparison reports the id index.
+                    Some(Err(StoreError::Corrupt { .. })) => {}
                     Some(Err(e)) => return Err(e),
-                };
+                }
             }
-            if current.is_none_or(|(id, seq)| id != parent || seq >= child_seq) {
-                links.clear();
-                return Ok(false);
+            let parent_seq = current.filter(|(id, _)| *id == parent).map(|(_, seq)| seq);
+            if parent_seq.is_none_or(|p| p >= child_seq) {
+                report.problems.push(AuditProblem::BadParent {
+                    seq: child_seq,
+                    id: child,
+                    parent,
+                    parent_seq,
+                });
             }
         }
-        links.clear();
-        Ok(true)
+        Ok(())
     }
 
     /// `audit --deep`: reads every entry of every keyspace (the storage
@@ -648,35 +648,58 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (store, _) = filled(dir.path());
         let exact = store.audit_pass(IdChecks::PerRecord, 1).unwrap();
-        assert!(exact.0.is_clean(), "{:?}", exact.0.problems);
-        assert_eq!((exact.0.records, exact.0.parent_links), (18, 12));
+        assert!(exact.is_clean(), "{:?}", exact.problems);
+        assert_eq!((exact.records, exact.parent_links), (18, 12));
         // Runs of 1, 5 (the last one short) and all 12 links.
         for per_run in [1, 5, PARENT_LINKS_PER_RUN] {
-            let (report, parents_hold) = store.audit_pass(IdChecks::ByDigest, per_run).unwrap();
-            assert!(parents_hold, "runs of {per_run}");
-            assert_eq!(report, exact.0, "runs of {per_run}");
+            let report = store.audit_pass(IdChecks::ByDigest, per_run).unwrap();
+            assert_eq!(report, exact, "runs of {per_run}");
         }
-        assert_eq!(store.audit().unwrap(), exact.0);
+        assert_eq!(store.audit().unwrap(), exact);
     }
 
     #[test]
-    fn a_parent_run_fails_on_a_parent_missing_or_not_before_its_child() {
+    fn a_parent_run_names_a_parent_missing_or_not_before_its_child() {
         let dir = tempfile::tempdir().unwrap();
         let (store, ids) = filled(dir.path());
         store.caught_up_watermark().unwrap();
-        // ids[2] is the first block (seq 3), whose parents are seqs 1 and 2.
-        let mut holds = vec![(ids[0], 3), (ids[1], 3), (ids[5], 18)];
-        assert!(store.parent_run_holds(&mut holds).unwrap());
-        assert!(holds.is_empty(), "a checked run is emptied");
+        // ids[2] is the first block (seq 3), whose parents are seqs 1 and 2;
+        // ids[5] the second (seq 6).
+        let child = ids[5];
+        let mut report = AuditReport::default();
+        let mut run = vec![
+            (ids[0], 3, ids[2]),
+            (ids[1], 3, ids[2]),
+            (ids[3], 18, child),
+        ];
+        store.check_parent_run(&mut run, &mut report).unwrap();
+        assert!(report.is_clean(), "{:?}", report.problems);
+        assert!(run.is_empty(), "a checked run is emptied");
         let unknown = RecordId([0xff; 32]);
-        for bad in [
-            (ids[4], 5),
-            (ids[4], 4),
-            (unknown, 18),
-            (RecordId([0; 32]), 18),
+        let first = RecordId([0; 32]);
+        for (bad, parent_seq) in [
+            ((ids[4], 5), Some(5)),
+            ((ids[4], 4), Some(5)),
+            ((unknown, 18), None),
+            ((first, 18), None),
         ] {
-            let mut run = vec![(ids[0], 3), bad, (ids[1], 3)];
-            assert!(!store.parent_run_holds(&mut run).unwrap(), "{bad:?}");
+            let mut report = AuditReport::default();
+            let mut run = vec![
+                (ids[0], 3, ids[2]),
+                (bad.0, bad.1, child),
+                (ids[1], 3, ids[2]),
+            ];
+            store.check_parent_run(&mut run, &mut report).unwrap();
+            assert_eq!(
+                report.problems,
+                vec![AuditProblem::BadParent {
+                    seq: bad.1,
+                    id: child,
+                    parent: bad.0,
+                    parent_seq,
+                }],
+                "{bad:?}"
+            );
         }
     }
 }
