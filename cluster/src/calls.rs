@@ -20,7 +20,7 @@
 //! records the call locally only once this returns.
 //!
 //! Every request is bounded like the raw-message publisher's
-//! ([`ATTEMPT_TIMEOUT`] per attempt) and retried with the same backoff
+//! (`ATTEMPT_TIMEOUT` per attempt) and retried with the same backoff
 //! until the retry limit has passed since the first failure; then the
 //! error stops the node's run (nothing of the halted run is recorded).
 

@@ -19,7 +19,7 @@
 //! [`FLUSH_BYTES`] bytes, before any read that scans the kind or id index
 //! (by kind, by id prefix), and when the store is dropped. While an
 //! [`crate::IndexStage`] runs (a backfill), the writer freezes a full tail
-//! for the stage's thread and appends into a new one ([`Unindexed`]). Opening
+//! for the stage's thread and appends into a new one (`Unindexed`). Opening
 //! a directory indexes the records past the watermark (read back from the
 //! records keyspace) before anything is served, so a crash between a
 //! commit and its flush loses nothing.

@@ -115,8 +115,8 @@ pub(crate) use strataflow_text::normalise::push_lowercase;
 
 /// A word list looked up by hashing: given in any order (as it is written,
 /// for reading), indexed once on first use. Same answers as
-/// `list.contains(&word)`: a word of at most [`PACKED_MAX`] bytes is looked
-/// up as its [`packed`] key in an open-addressing table (one multiply and a
+/// `list.contains(&word)`: a word of at most `PACKED_MAX` bytes is looked
+/// up as its `packed` key in an open-addressing table (one multiply and a
 /// probe or two, no string comparison); a longer one by binary search.
 #[derive(Debug)]
 pub struct WordSet {

@@ -4,7 +4,7 @@
 //! input formats ([`source`]), the ingest driver ([`ingest`]) that validates
 //! and feeds the staged runtime ([`runtime`]: partitioned workers that seal
 //! and derive, one ordering writer with group commit), batch derivation and
-//! its retries ([`derive`]), the streaming ingester ([`stream`]) and the log
+//! its retries ([`derive`](mod@derive)), the streaming ingester ([`stream`]) and the log
 //! seam a distributed log plugs into ([`log_seam`]). The
 //! model client and recording gateway are in `strataflow-model`.
 

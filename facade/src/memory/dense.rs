@@ -273,7 +273,7 @@ impl Memory {
     /// by exact cosine (an HNSW graph above
     /// [`strataflow_materializers::vector::VectorConfig::approximate_above`]
     /// vectors), read from the tenant's persisted dense view
-    /// ([`Memory::dense_view`]), not from a scan of the log. Vectors of
+    /// (`Memory::dense_view`), not from a scan of the log. Vectors of
     /// another label, embedder or tenant are never compared.
     ///
     /// # Errors

@@ -173,7 +173,7 @@ pub struct EmbedderStatus {
 impl Memory {
     /// The default profile of this directory: the one `profile set-default`
     /// named, else `default` (recorded when the directory was created, see
-    /// [`record_default_profile`]; legacy for a directory of an earlier
+    /// `record_default_profile`; legacy for a directory of an earlier
     /// build).
     pub fn default_profile(&self) -> Result<Profile, MemoryError> {
         let name = self

@@ -3,13 +3,13 @@
 //! a shorter (or empty) store that a later write would make permanent.
 //!
 //! - Before fjall opens (holding the directory's lock): every journal is
-//!   read and its batches' checksums verified ([`journal`]); every live
+//!   read and its batches' checksums verified (`journal`); every live
 //!   table's checksum is verified when the table is new or changed
-//!   ([`tables`]); fjall's `version` file must exist when keyspaces do.
+//!   (`tables`); fjall's `version` file must exist when keyspaces do.
 //! - After: the records keyspace's first and last sequence, the kind
 //!   counters and the id and kind index entries of the last record agree
 //!   with each other and with the manifest the last commit wrote
-//!   ([`manifest`]).
+//!   (`manifest`).
 //!
 //! Any disagreement is a [`Damage`], reported by `Store::open` as
 //! `StoreError::Damaged` (exit 4 in the CLI), which points at

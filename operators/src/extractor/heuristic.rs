@@ -48,7 +48,7 @@
 //!
 //! **Version 4** (`heuristic-extractor@4`, [`HeuristicExtractorV4`]) is
 //! version 3 with the second temporal resolver
-//! ([`Resolver::V2`](super::temporal::Resolver::V2): a date without a year
+//! ([`Resolver::V2`]: a date without a year
 //! is placed by the weekday named with it, by an arrangement such as
 //! "Noted: … on …" or "booked", by the tense, else at the nearer occurrence,
 //! and the narrative records which), and with a third-person restatement
@@ -72,7 +72,7 @@
 //! completion inside a wish as a plan ("wants the cutover done") and an
 //! acknowledged arrangement ("Got it: Porto 14–17 May") as a plan, and
 //! reads time with the third resolver
-//! ([`Resolver::V3`](super::temporal::Resolver::V3): deadlines such as
+//! ([`Resolver::V3`]: deadlines such as
 //! "before the end of January" run from the mention to then, a bare "for a
 //! few days" is a length and dates nothing unless it runs up to now, and
 //! "that Saturday" takes the date of an earlier sentence of the message).
@@ -503,7 +503,7 @@ fn taken_words_v5<'a>(
 /// An informative self-statement (version 5): not a question, a reaction,
 /// an imperative or `let's`; four words or more; its subject is the speaker
 /// (`I`, `we`, `my …`, `our …`), a named person of the block or the one
-/// listener ([`names_another`]); and at least two informative words
+/// listener (`names_another`); and at least two informative words
 /// ([`informative_words`]).
 pub fn is_self_statement(sentence: &str, others: &[&str]) -> bool {
     if is_question(sentence) || is_chatter(sentence) || sentence.starts_with("[image:") {

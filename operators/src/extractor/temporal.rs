@@ -158,7 +158,7 @@ fn tense_by<'a>(count: usize, word: impl Fn(usize) -> &'a str) -> Tense {
 /// order and without overlaps (where matches overlap, the longest wins).
 ///
 /// Results are remembered per thread for the latest texts
-/// ([`RECENT_TEXTS`]): the summarizer and the extractor read the same
+/// (`RECENT_TEXTS`): the summarizer and the extractor read the same
 /// sentences of a block one after the other. The function is pure, so this
 /// changes only the time it takes.
 pub fn find_time_expressions(text: &str, mention: SourceTime) -> Vec<TimeExpression> {

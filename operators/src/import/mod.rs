@@ -1,6 +1,6 @@
 //! External memory import (spec §14): the pure parts.
 //!
-//! - [`format`]: parsing and capping the `stratagate.external-memory.v2`
+//! - [`format`](mod@format): parsing and capping the `stratagate.external-memory.v2`
 //!   export (§14.1).
 //! - [`decider`]: the five actions, the model-backed decider
 //!   (`llm-import-decider@1`, prompt `operators/prompts/import_decider.md`),

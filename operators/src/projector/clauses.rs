@@ -7,7 +7,7 @@
 //!
 //! Every sentence of an event is also read clause by clause, for a
 //! subject, a predicate and an object (general English patterns; see
-//! [`CLAUSE_PATTERNS`]). Finally, every fact of version 4 (version 3's
+//! `CLAUSE_PATTERNS`). Finally, every fact of version 4 (version 3's
 //! included) needs two topic words in key and value together
 //! (`family: family`, `felt: liberated` are dropped) and must not be junk
 //! (see `junk`: light verbs with a vague object such as `got: possible

@@ -12,7 +12,7 @@
 //! - **Not places**: `LGBTQ`, `LGBT`, `Pride`, and any name right before a
 //!   vehicle or venue word (`the Alfa Pendular train`, `Hotel …`).
 //! - **Statement patterns** (subject as in version 2: `I`/`we` → the
-//!   speaker, a known person's name → that person; see [`PATTERNS`]):
+//!   speaker, a known person's name → that person; see `PATTERNS`):
 //!   activities (`attended|went to a X`, `ran|gave|took|did a X`), hobbies
 //!   and learning (`learning|practicing|playing|taking up X`), study
 //!   (`studying X`, `continue my education`), starts (`started X`), plans,

@@ -16,7 +16,7 @@
 //! a regeneration left behind are skipped (counted). What each message
 //! becomes is documented in `docs/format.md` (§3.7); the conversation's
 //! title and the ids of messages whose time was inferred are kept in the
-//! thread's header ([`super::export::header`]).
+//! thread's header (described in [`super::export`]).
 
 use std::collections::HashMap;
 

@@ -77,7 +77,7 @@ pub struct ExportSettings {
     pub start: Option<SourceTime>,
     /// Where the refuse policy's validation pass may spool the messages it
     /// read, so that the storing pass reads them back instead of parsing
-    /// the export again ([`super::spool`]; an unnamed file, about the size
+    /// the export again (an unnamed temporary file, about the size
     /// of the messages' text). `None`: the storing pass parses again.
     pub spool_dir: Option<PathBuf>,
 }
