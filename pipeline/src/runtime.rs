@@ -22,10 +22,15 @@
 //!   chunk k only when all parts are in, records ordered by the input line
 //!   that caused them. The log order — hence every record, sequence number
 //!   and view digest — is the same for any number of workers.
-//! - **Backpressure**: every channel is bounded; a slow writer stalls the
-//!   workers, which stall the reader. Memory is O(threads + chunks in
-//!   flight), plus one small key per distinct input message for duplicate
-//!   detection.
+//! - **Frees**: after a commit the writer sends each worker back the records
+//!   it encoded, and the worker drops them before its next part: a free on
+//!   the thread that allocated is the allocator's fast path, a free from the
+//!   writer its synchronised one on both threads.
+//! - **Backpressure**: every channel of work is bounded (the channels that
+//!   give records back hold at most what is in flight); a slow writer
+//!   stalls the workers, which stall the reader. Memory is O(threads +
+//!   chunks in flight), plus one small key per distinct input message for
+//!   duplicate detection.
 //! - **Checkpoints**: each group is one atomic batch holding the messages,
 //!   the blocks they complete, the thread heads (the sealing checkpoint) and
 //!   each stage's outputs with its `Derivation` (the stage checkpoint). A
@@ -123,6 +128,8 @@ struct Part {
 
 /// What a worker made of its part of a chunk.
 struct Done {
+    /// The worker that produced it (its records go back to it to be freed).
+    worker: usize,
     chunk: u64,
     outputs: Vec<(u32, Vec<Encoded>)>,
     threads: u64,
@@ -236,16 +243,24 @@ fn run_tuned<E: From<IngestError>>(
         let (update_tx, update_rx) = unbounded::<IngestStats>();
         let mut senders = Vec::with_capacity(workers);
         let mut handles = Vec::with_capacity(workers);
+        let mut returns = Vec::with_capacity(workers);
         for w in 0..workers {
             let (tx, rx) = bounded::<Part>(QUEUED_CHUNKS);
             senders.push(tx);
+            let (returned_tx, returned_rx) = unbounded::<Returned>();
+            returns.push(returned_tx);
             let done_tx = done_tx.clone();
             let options = Arc::clone(&options);
+            let channels = WorkerChannels {
+                parts: rx,
+                done: done_tx,
+                returned: returned_rx,
+            };
             handles.push(
                 std::thread::Builder::new()
                     .name(format!("strataflow-worker-{w}"))
                     .spawn_scoped(scope, move || {
-                        worker(store, &options, tuning, &rx, &done_tx, committed)
+                        worker(store, &options, tuning, w, &channels, committed)
                     })
                     .map_err(spawn_failed)?,
             );
@@ -262,7 +277,7 @@ fn run_tuned<E: From<IngestError>>(
                 writer(
                     store,
                     &writer_options,
-                    workers,
+                    &returns,
                     &done_rx,
                     &update_tx,
                     committed,
@@ -360,14 +375,33 @@ pub fn partition(tenant: &str, thread: &str, workers: usize) -> usize {
     usize::try_from(h % workers.max(1) as u64).expect("a remainder below a usize fits a usize")
 }
 
+/// A committed group's records, given back to the worker that encoded
+/// them: freed on the thread whose heap holds them, not by the writer
+/// (a free from another thread takes the allocator's slower, synchronised
+/// path on both threads).
+type Returned = Vec<Vec<Encoded>>;
+
+/// A worker's channels: its parts in, its outputs out, and its records
+/// back once committed.
+struct WorkerChannels {
+    parts: Receiver<Part>,
+    done: Sender<Done>,
+    returned: Receiver<Returned>,
+}
+
 fn worker(
     store: &Store,
     options: &RuntimeOptions,
     tuning: Tuning,
-    parts: &Receiver<Part>,
-    done: &Sender<Done>,
+    me: usize,
+    channels: &WorkerChannels,
     committed: &AtomicU64,
 ) -> Result<u64, IngestError> {
+    let WorkerChannels {
+        parts,
+        done,
+        returned,
+    } = channels;
     // Each thread's state and the last chunk that touched it, by the
     // thread's key hash ([`thread_hash`]: no copy of its names per message).
     let mut threads: HashMap<u128, (ThreadState, u64)> = HashMap::default();
@@ -379,8 +413,11 @@ fn worker(
     let operators = options.operators.as_ref();
     for part in parts {
         let _span = tracing::debug_span!("worker", chunk = part.chunk).entered();
+        // Frees what the writer committed since the last part.
+        returned.try_iter().for_each(drop);
         let chunk = part.chunk;
         let mut out = Done {
+            worker: me,
             chunk,
             outputs: Vec::with_capacity(part.items.len()),
             threads: 0,
@@ -478,7 +515,7 @@ fn thread_hash(tenant: &str, thread: &str) -> u128 {
 fn writer(
     store: &Store,
     options: &RuntimeOptions,
-    workers: usize,
+    returns: &[Sender<Returned>],
     done: &Receiver<Done>,
     updates: &Sender<IngestStats>,
     committed: &AtomicU64,
@@ -487,9 +524,11 @@ fn writer(
     // chunk → parts received so far.
     let mut pending: BTreeMap<u64, Vec<Done>> = BTreeMap::new();
     let mut next_chunk = 0u64;
-    let mut group: Vec<(u32, Vec<Encoded>)> = Vec::new();
+    let workers = returns.len();
+    // The records of the group, each with the worker that encoded them.
+    let mut group: Vec<(u32, usize, Vec<Encoded>)> = Vec::new();
     let mut group_records = 0usize;
-    let commit = |group: &mut Vec<(u32, Vec<Encoded>)>,
+    let commit = |group: &mut Vec<(u32, usize, Vec<Encoded>)>,
                   group_records: &mut usize,
                   stats: &mut IngestStats|
      -> Result<(), IngestError> {
@@ -497,7 +536,7 @@ fn writer(
             return Ok(());
         }
         // Appended where the workers left them (no copy into one list).
-        let records = || group.iter().flat_map(|(_, r)| r);
+        let records = || group.iter().flat_map(|(_, _, r)| r);
         let count = records().count();
         if count > 0 {
             let _span = tracing::debug_span!("append", records = count).entered();
@@ -517,7 +556,18 @@ fn writer(
             }
             stats.batches += 1;
         }
-        group.clear();
+        let mut back: Vec<Returned> = (0..workers).map(|_| Vec::new()).collect();
+        for (_, worker, records) in group.drain(..) {
+            if let Some(to) = back.get_mut(worker) {
+                to.push(records);
+            }
+        }
+        for (to, records) in returns.iter().zip(back) {
+            // A worker that has stopped leaves its records to be freed here.
+            if !records.is_empty() {
+                let _ = to.send(records);
+            }
+        }
         *group_records = 0;
         // The progress channel is unbounded and read by the caller; if the
         // caller is gone there is no one to tell.
@@ -552,15 +602,20 @@ fn writer(
             let Some(parts) = pending.remove(&next_chunk) else {
                 break;
             };
-            let mut outputs: Vec<(u32, Vec<Encoded>)> =
-                parts.into_iter().flat_map(|p| p.outputs).collect();
-            outputs.sort_unstable_by_key(|(index, _)| *index);
-            for (index, records) in outputs {
+            let mut outputs: Vec<(u32, usize, Vec<Encoded>)> = parts
+                .into_iter()
+                .flat_map(|p| {
+                    let worker = p.worker;
+                    p.outputs.into_iter().map(move |(i, r)| (i, worker, r))
+                })
+                .collect();
+            outputs.sort_unstable_by_key(|(index, _, _)| *index);
+            for (index, worker, records) in outputs {
                 if records.is_empty() {
                     stats.already_stored += 1;
                 }
                 group_records += records.len();
-                group.push((index, records));
+                group.push((index, worker, records));
             }
             next_chunk += 1;
             if group_records >= options.group_records {
@@ -757,6 +812,75 @@ pub(crate) mod tests {
             .unwrap();
         let ids = store.scan(1).map(|r| r.unwrap().id).collect();
         (ids, stats, dropped)
+    }
+
+    #[test]
+    fn the_writer_gives_each_worker_back_the_records_it_encoded() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path().join("data")).unwrap();
+        let options = RuntimeOptions {
+            workers: 2,
+            group_records: 1,
+            durability: Durability::Buffered,
+            sealer: Sealer::new(1),
+            operators: None,
+        };
+        let threads = {
+            let (a, b) = two_partitions();
+            [a, b]
+        };
+        let mut states = threads
+            .clone()
+            .map(|t| crate::thread::ThreadState::load(&store, "x", &t, None).unwrap());
+        let (done_tx, done_rx) = bounded::<Done>(16);
+        let (returned_tx, returned_rx): (Vec<_>, Vec<_>) =
+            (0..2).map(|_| unbounded::<Returned>()).unzip();
+        let (update_tx, _updates) = unbounded::<IngestStats>();
+        let mut encoded: [Vec<strataflow_log::RecordId>; 2] = Default::default();
+        for chunk in 0..3u64 {
+            let n = usize::try_from(chunk).unwrap();
+            for (w, state) in states.iter_mut().enumerate() {
+                let produced = state
+                    .push(&store, input(&threads[w], n), &options.sealer, None)
+                    .unwrap();
+                encoded[w].extend(produced.records.iter().map(Encoded::id));
+                let index = u32::try_from(2 * n + w).unwrap();
+                done_tx
+                    .send(Done {
+                        worker: w,
+                        chunk,
+                        outputs: vec![(index, produced.records)],
+                        threads: 0,
+                        failed_runs: 0,
+                    })
+                    .unwrap();
+            }
+        }
+        drop(done_tx);
+        let committed = AtomicU64::new(0);
+        let stats = writer(
+            &store,
+            &options,
+            &returned_tx,
+            &done_rx,
+            &update_tx,
+            &committed,
+        )
+        .unwrap();
+        assert_eq!(stats.stored, 6);
+        assert!(stats.blocks_sealed > 0, "blocks are given back too");
+        for (w, returned) in returned_rx.iter().enumerate() {
+            let back: Vec<strataflow_log::RecordId> = returned
+                .try_iter()
+                .flatten()
+                .flatten()
+                .map(|e| e.id())
+                .collect();
+            assert_eq!(
+                back, encoded[w],
+                "worker {w} gets back what it encoded, in order"
+            );
+        }
     }
 
     #[test]
