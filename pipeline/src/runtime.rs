@@ -25,7 +25,9 @@
 //! - **Frees**: after a commit the writer sends each worker back the records
 //!   it encoded, and the worker drops them before its next part: a free on
 //!   the thread that allocated is the allocator's fast path, a free from the
-//!   writer its synchronised one on both threads.
+//!   writer its synchronised one on both threads. (A message's text was
+//!   allocated by the reader; the worker frees it too, since sending it on
+//!   to the reader measured slower.)
 //! - **Backpressure**: every channel of work is bounded (the channels that
 //!   give records back hold at most what is in flight); a slow writer
 //!   stalls the workers, which stall the reader. Memory is O(threads +
@@ -376,9 +378,9 @@ pub fn partition(tenant: &str, thread: &str, workers: usize) -> usize {
 }
 
 /// A committed group's records, given back to the worker that encoded
-/// them: freed on the thread whose heap holds them, not by the writer
-/// (a free from another thread takes the allocator's slower, synchronised
-/// path on both threads).
+/// them: their envelopes and blocks are freed on the thread whose heap
+/// holds them, not by the writer (a free from another thread takes the
+/// allocator's slower, synchronised path on both threads).
 type Returned = Vec<Vec<Encoded>>;
 
 /// A worker's channels: its parts in, its outputs out, and its records
