@@ -798,7 +798,7 @@ fn operators_pass(work: &OperatorWork) {
             summary: &x.summary,
             previous_key_points: x.neighbour_key_points[0].as_deref(),
             next_key_points: x.neighbour_key_points[1].as_deref(),
-            timeline: &x.timeline,
+            timeline: (&x.timeline).into(),
         };
         black_box(ops.extractor.extract(&input).expect("extract"));
     }

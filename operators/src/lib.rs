@@ -38,5 +38,6 @@ pub mod projector;
 pub mod sealer;
 pub mod summarizer;
 pub mod text;
+pub mod timeline;
 pub mod validate;
 pub mod weights;

@@ -12,6 +12,8 @@ use std::fmt;
 use strataflow_record::record::{Block, BlockSummary, Event, GraphAssertion, Message};
 use strataflow_record::{Digest, RecordId};
 
+pub use crate::timeline::Timeline;
+
 /// `name@version`, e.g. `heuristic-extractor@1`.
 #[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Debug, serde::Serialize)]
 pub struct OperatorId {
@@ -180,8 +182,9 @@ pub struct ExtractionInput<'a> {
     pub next_key_points: Option<&'a [String]>,
     /// Earlier active events of the same thread, most recent last (at most
     /// [`TIMELINE_LIMIT`]): the only events an output may supersede or
-    /// conflict with.
-    pub timeline: &'a [(RecordId, Event)],
+    /// conflict with. Their ids are at hand; the events are read when the
+    /// extractor asks for them ([`Timeline::events`]).
+    pub timeline: Timeline<'a>,
 }
 
 /// Most earlier events given to an extractor as its timeline.

@@ -4,7 +4,9 @@
 
 use strataflow_operators::extractor::HeuristicExtractor;
 use strataflow_operators::extractor::heuristic::{HeuristicExtractorV2, HeuristicExtractorV3};
-use strataflow_operators::operator::{BlockInput, ExtractionInput, Extractor, Summarizer};
+use strataflow_operators::operator::{
+    BlockInput, ExtractionInput, Extractor, Summarizer, Timeline,
+};
 use strataflow_operators::summarizer::HeuristicSummarizer;
 use strataflow_operators::summarizer::heuristic::HeuristicSummarizerV2;
 use strataflow_record::record::{
@@ -121,7 +123,7 @@ fn extractor_golden() {
         summary: &summary,
         previous_key_points: None,
         next_key_points: None,
-        timeline: &[],
+        timeline: Timeline::EMPTY,
     };
     let x = HeuristicExtractor.extract(&input).unwrap();
     assert!(x.should_extract);
@@ -181,7 +183,7 @@ fn a_cancellation_supersedes_the_matching_plan_in_the_timeline() {
             summary: &summary,
             previous_key_points: None,
             next_key_points: None,
-            timeline: &[],
+            timeline: Timeline::EMPTY,
         })
         .unwrap();
     let plan = first
@@ -222,7 +224,7 @@ fn a_cancellation_supersedes_the_matching_plan_in_the_timeline() {
             summary: &summary2,
             previous_key_points: None,
             next_key_points: None,
-            timeline: &timeline,
+            timeline: (&timeline).into(),
         })
         .unwrap();
     let cancel = x
@@ -272,7 +274,7 @@ fn quotes(x: &dyn Extractor, block: &Block, msgs: &[(RecordId, Message)]) -> Vec
         summary: &summary,
         previous_key_points: None,
         next_key_points: None,
-        timeline: &[],
+        timeline: Timeline::EMPTY,
     })
     .unwrap()
     .events

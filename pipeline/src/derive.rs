@@ -598,7 +598,7 @@ impl Run<'_> {
             summary: &summary,
             previous_key_points: previous.as_deref(),
             next_key_points: next.as_deref(),
-            timeline: self.read_timeline(timeline)?,
+            timeline: self.read_timeline(timeline)?.into(),
         };
         let attempt = state.failures + 1;
         let input = self.read_input(input)?;

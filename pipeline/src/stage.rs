@@ -10,7 +10,8 @@ use strataflow_log::record::{BlockSummary, Derivation, Event, Outcome, Record};
 use strataflow_log::{Digest, RecordId, StoreError};
 use strataflow_operators::model::ModelError;
 use strataflow_operators::operator::{
-    BlockInput, ExtractionInput, OperatorError, OperatorId, ProjectionInput, analyse_messages,
+    BlockInput, ExtractionInput, OperatorError, OperatorId, ProjectionInput, Timeline,
+    analyse_messages,
 };
 use strataflow_operators::profile::Operators;
 use strataflow_operators::validate;
@@ -200,8 +201,9 @@ pub struct ExtractionContext<'a> {
     pub previous_key_points: Option<&'a [String]>,
     /// Key points of the next block, if summarized.
     pub next_key_points: Option<&'a [String]>,
-    /// Recent events of the thread, oldest first.
-    pub timeline: &'a [(RecordId, Event)],
+    /// Recent events of the thread, oldest first (read when the extractor
+    /// asks for them).
+    pub timeline: Timeline<'a>,
 }
 
 /// Extracts the events of a block, validated; skipped (no events, a
@@ -244,7 +246,7 @@ pub fn extract(
         next_key_points: context.next_key_points,
         timeline: context.timeline,
     };
-    let timeline_ids: Vec<RecordId> = context.timeline.iter().map(|(id, _)| *id).collect();
+    let timeline_ids = context.timeline.ids();
     let result = ops.extractor.extract(&extraction_input).and_then(|x| {
         let (events, dropped) = validate::events(input, &timeline_ids, x.events);
         if x.should_extract && events.is_empty() {

@@ -90,7 +90,7 @@ use super::temporal::{
     Resolver, Tense, TimeExpression, detect_tense, resolve_best_after_words, tense_of_words,
 };
 use crate::operator::{
-    Extraction, ExtractionInput, Extractor, OperatorError, OperatorId, config_hash,
+    Extraction, ExtractionInput, Extractor, OperatorError, OperatorId, Timeline, config_hash,
 };
 use crate::text::{
     Splitter, WordSet, clip, has_event_cue, is_chatter, is_chatter_words, is_first_person,
@@ -302,7 +302,7 @@ fn extract(input: &ExtractionInput<'_>, version: Version) -> Result<Extraction, 
             ));
         }
     }
-    supersede_cancelled_plans(&mut events, input.timeline, version.splitter());
+    supersede_cancelled_plans(&mut events, &input.timeline, version.splitter())?;
     let reason = if events.is_empty() {
         "no first-person statement of an event, plan or preference".to_owned()
     } else {
@@ -1434,15 +1434,17 @@ fn mentioned_people(sentences: &[String], people: &[String], speaker: &str) -> V
 /// A cancellation supersedes the latest planned event of the same speaker
 /// in the timeline that names the same thing: a shared capitalized word
 /// other than the speaker ("Sintra"), or at least two shared topic words.
+/// The timeline's events are read only when there is a cancellation.
 fn supersede_cancelled_plans(
     events: &mut [Event],
-    timeline: &[(RecordId, Event)],
+    timeline: &Timeline<'_>,
     splitter: Splitter,
-) {
+) -> Result<(), OperatorError> {
     for e in events.iter_mut() {
         if e.temporal.status != Occurrence::Cancelled {
             continue;
         }
+        let timeline = timeline.events()?;
         // Every event of `event_of` names its speaker first.
         let Some(speaker) = e.temporal.participants.first().cloned() else {
             continue;
@@ -1467,6 +1469,7 @@ fn supersede_cancelled_plans(
             e.temporal.supersedes.push(*id);
         }
     }
+    Ok(())
 }
 
 /// Capitalized words after the first word of each sentence, but `I` and
@@ -1548,7 +1551,7 @@ mod tests {
                             summary: &summary,
                             previous_key_points: None,
                             next_key_points: None,
-                            timeline: &[],
+                            timeline: Timeline::EMPTY,
                         })
                         .unwrap()
                 });

@@ -180,11 +180,24 @@ struct TimelineLine<'a> {
 
 /// The timeline refs `e1…` of an extraction input.
 fn timeline_refs(input: &ExtractionInput<'_>) -> Refs {
-    Refs::new('e', input.timeline.iter().map(|(id, _)| *id).collect())
+    Refs::new('e', input.timeline.ids())
 }
 
-/// The request for an extraction input with model `model`.
-pub fn build_request(model: &str, input: &ExtractionInput<'_>) -> ModelRequest {
+/// The request for an extraction input with model `model` (its timeline's
+/// events read: an error is the run's).
+pub fn build_request(
+    model: &str,
+    input: &ExtractionInput<'_>,
+) -> Result<ModelRequest, OperatorError> {
+    Ok(request_with(model, input, input.timeline.events()?))
+}
+
+/// [`build_request`] given the timeline's events (`earlier`).
+pub(crate) fn request_with(
+    model: &str,
+    input: &ExtractionInput<'_>,
+    earlier: &[(RecordId, Event)],
+) -> ModelRequest {
     let mut user = String::new();
     let summary = input.summary;
     if !summary.title.trim().is_empty() || !summary.summary.trim().is_empty() {
@@ -208,14 +221,14 @@ pub fn build_request(model: &str, input: &ExtractionInput<'_>) -> ModelRequest {
             user.push('\n');
         }
     }
-    if input.timeline.is_empty() {
+    if earlier.is_empty() {
         user.push_str("Earlier events of the thread: none.\n\n");
     } else {
         user.push_str(
             "Earlier events of the thread (refs only for `supersedes` and `conflicts_with`):\n",
         );
-        let refs = timeline_refs(input);
-        for (i, (_, e)) in input.timeline.iter().enumerate() {
+        let refs = Refs::new('e', earlier.iter().map(|(id, _)| *id).collect());
+        for (i, (_, e)) in earlier.iter().enumerate() {
             let t = &e.temporal;
             push_json_line(
                 &mut user,
@@ -455,14 +468,14 @@ impl LlmExtractor {
         }
     }
 
-    /// The request it makes for `input`.
-    pub fn request(&self, input: &ExtractionInput<'_>) -> ModelRequest {
+    /// The request it makes for `input` (its timeline's events read).
+    pub fn request(&self, input: &ExtractionInput<'_>) -> Result<ModelRequest, OperatorError> {
         build_request(&self.model, input)
     }
 
     /// Approximate input tokens of that request.
-    pub fn estimate_tokens(&self, input: &ExtractionInput<'_>) -> u64 {
-        estimate_request_tokens(&self.request(input))
+    pub fn estimate_tokens(&self, input: &ExtractionInput<'_>) -> Result<u64, OperatorError> {
+        Ok(estimate_request_tokens(&self.request(input)?))
     }
 }
 
@@ -478,7 +491,7 @@ impl Extractor for LlmExtractor {
     fn extract(&self, input: &ExtractionInput<'_>) -> Result<Extraction, OperatorError> {
         let reply = self
             .gateway
-            .complete(&self.request(input), &super::block_subject(&input.target))?;
+            .complete(&self.request(input)?, &super::block_subject(&input.target))?;
         parse_answer(input, &reply.arguments)
     }
 
@@ -515,7 +528,7 @@ mod tests {
             summary: &s,
             previous_key_points: None,
             next_key_points: None,
-            timeline: &[],
+            timeline: crate::operator::Timeline::EMPTY,
         };
         let mut e = event_of(
             &x,
@@ -547,7 +560,7 @@ mod tests {
             summary: s,
             previous_key_points: None,
             next_key_points: None,
-            timeline,
+            timeline: timeline.into(),
         }
     }
 
@@ -788,9 +801,9 @@ mod tests {
     fn requests_are_deterministic_and_retries_differ() {
         let (block, msgs) = fixture();
         let (s, timeline) = (summary(), earlier());
-        let first = build_request("m", &input(&block, &msgs, &s, &timeline, 1));
-        let same = build_request("m", &input(&block, &msgs, &s, &timeline, 1));
-        let retry = build_request("m", &input(&block, &msgs, &s, &timeline, 2));
+        let first = build_request("m", &input(&block, &msgs, &s, &timeline, 1)).unwrap();
+        let same = build_request("m", &input(&block, &msgs, &s, &timeline, 1)).unwrap();
+        let retry = build_request("m", &input(&block, &msgs, &s, &timeline, 2)).unwrap();
         assert_eq!(first.canonical(), same.canonical());
         assert_eq!(first.key(), same.key());
         assert_ne!(first.key(), retry.key());
@@ -818,7 +831,7 @@ mod tests {
             next_key_points: Some(&next),
             ..input(&block, &msgs, &s, &timeline, 1)
         };
-        let user = build_request("m", &x).messages[1].content.clone();
+        let user = build_request("m", &x).unwrap().messages[1].content.clone();
         let sources_at = user.find("Messages of the target block").unwrap();
         let prev_at = user.find("PREVIOUS POINT").unwrap();
         let next_at = user.find("NEXT POINT").unwrap();
@@ -844,7 +857,7 @@ mod tests {
     fn golden_request() {
         let (block, msgs) = fixture();
         let s = summary();
-        let request = build_request("gpt-test", &input(&block, &msgs, &s, &[], 1));
+        let request = build_request("gpt-test", &input(&block, &msgs, &s, &[], 1)).unwrap();
         let user = &request.messages[1].content;
         let expected = concat!(
             "Summary of the target block (context only): Ana's trips — Ana tells Bot about Porto and Sintra.\n",

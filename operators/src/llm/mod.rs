@@ -91,11 +91,11 @@ pub fn estimate_block_tokens(model: &str, block: &BlockInput<'_>) -> BlockTokens
         summary: &empty,
         previous_key_points: None,
         next_key_points: None,
-        timeline: &[],
+        timeline: crate::operator::Timeline::EMPTY,
     };
     BlockTokens {
         summarize: estimate_request_tokens(&summarizer::build_request(model, block)),
-        extract: estimate_request_tokens(&extractor::build_request(model, &input)),
+        extract: estimate_request_tokens(&extractor::request_with(model, &input, &[])),
         max_output: u64::from(summarizer::MAX_TOKENS) + u64::from(extractor::MAX_TOKENS),
     }
 }
