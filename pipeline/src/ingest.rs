@@ -26,12 +26,14 @@
 
 use foldhash::HashSet;
 use std::io::Write;
+use std::sync::Arc;
 
 use strataflow_log::record::RecordKind;
 use strataflow_log::{Durability, Store};
 use strataflow_operators::profile::Operators;
 use strataflow_operators::sealer::Sealer;
 
+use crate::commit_observer::CommitObserver;
 use crate::log_seam::LogSink;
 use crate::runtime::{self, RuntimeOptions};
 use crate::source::jsonl::JsonlChunks;
@@ -66,6 +68,8 @@ pub struct IngestOptions {
     /// Operators deriving every block as it seals; `None` stores messages
     /// and blocks only.
     pub operators: Option<Operators>,
+    /// Told of every batch the run commits (see [`CommitObserver`]).
+    pub observer: Option<Arc<dyn CommitObserver>>,
 }
 
 impl Default for IngestOptions {
@@ -76,6 +80,7 @@ impl Default for IngestOptions {
             sealer: Sealer::default(),
             workers: default_workers(),
             operators: None,
+            observer: None,
         }
     }
 }
@@ -129,6 +134,7 @@ pub fn ingest(
         durability: options.durability,
         sealer: options.sealer,
         operators: options.operators.clone(),
+        observer: options.observer.clone(),
     };
     match on_invalid {
         OnInvalid::Refuse => {

@@ -8,6 +8,7 @@
 //! seam a distributed log plugs into ([`log_seam`]). The
 //! model client and recording gateway are in `strataflow-model`.
 
+pub mod commit_observer;
 pub mod derive;
 pub mod ingest;
 pub mod ingest_report;

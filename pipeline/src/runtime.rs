@@ -52,6 +52,7 @@ use strataflow_log::{Durability, Store};
 use strataflow_operators::profile::Operators;
 use strataflow_operators::sealer::Sealer;
 
+use crate::commit_observer::CommitObserver;
 use crate::ingest_report::{IngestError, IngestStats, WorkerFailure};
 use crate::source::MessageInput;
 use crate::thread::ThreadState;
@@ -120,6 +121,8 @@ pub struct RuntimeOptions {
     /// Operators to derive with, inline; `None` stores messages and blocks
     /// only.
     pub operators: Option<Operators>,
+    /// Told of each committed batch, on the writer's thread.
+    pub observer: Option<Arc<dyn CommitObserver>>,
 }
 
 /// A numbered chunk of input, one worker's part.
@@ -544,6 +547,14 @@ fn writer(
             let _span = tracing::debug_span!("append", records = count).entered();
             crate::pause::point("append");
             let receipt = store.append_encoded(records(), options.durability)?;
+            if let Some(observer) = &options.observer {
+                let new: Vec<(u64, &Encoded)> = records()
+                    .zip(&receipt.records)
+                    .filter(|(_, appended)| appended.new)
+                    .map(|(record, appended)| (appended.seq, record))
+                    .collect();
+                observer.committed(&new);
+            }
             for (record, appended) in records().zip(&receipt.records) {
                 if appended.new {
                     match record.record().kind() {
@@ -748,6 +759,7 @@ pub(crate) mod tests {
             durability: Durability::Buffered,
             sealer: Sealer::new(1),
             operators: Some(operators),
+            observer: None,
         };
         run::<IngestError>(&store, &options, &mut |_| {}, |feeder| {
             for n in 0..8 {
@@ -794,6 +806,7 @@ pub(crate) mod tests {
             durability: Durability::Buffered,
             sealer: Sealer::new(2),
             operators: Some(operators),
+            observer: None,
         };
         let (stats, dropped) =
             run_tuned::<IngestError>(&store, &options, tuning, &mut |_| {}, |feeder| {
@@ -826,6 +839,7 @@ pub(crate) mod tests {
             durability: Durability::Buffered,
             sealer: Sealer::new(1),
             operators: None,
+            observer: None,
         };
         let threads = {
             let (a, b) = two_partitions();

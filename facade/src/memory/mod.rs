@@ -22,6 +22,7 @@ mod export;
 mod external_import;
 mod governance;
 mod keyed;
+mod live_views;
 mod models;
 mod plan;
 mod search;
@@ -386,12 +387,39 @@ impl Memory {
         progress: &mut dyn FnMut(&IngestStats),
     ) -> Result<IngestStats, MemoryError> {
         let source = JsonlFile(path.to_path_buf());
-        let result = ingest::ingest(&self.store, &source, options, on_invalid, progress)
-            .map_err(MemoryError::from)
-            .and_then(|stats| self.retry_failed_runs(options, stats));
+        self.ingest_following_views(options, |options| {
+            ingest::ingest(&self.store, &source, options, on_invalid, progress)
+                .map_err(MemoryError::from)
+        })
+    }
+
+    /// Runs an ingest (`run`, given the options) with the persisted views
+    /// following its commits when it derives ([`live_views`]), retries the
+    /// operator runs that failed, and brings every view up to the end of
+    /// the log.
+    fn ingest_following_views(
+        &self,
+        options: &IngestOptions,
+        run: impl FnOnce(&IngestOptions) -> Result<IngestStats, MemoryError>,
+    ) -> Result<IngestStats, MemoryError> {
+        let live = match options.operators {
+            Some(_) => Some(std::sync::Arc::new(live_views::LiveViews::new(self)?)),
+            None => None,
+        };
+        let mut options = options.clone();
+        if let Some(live) = &live {
+            let observer: std::sync::Arc<dyn strataflow_pipeline::commit_observer::CommitObserver> =
+                live.clone();
+            options.observer = Some(observer);
+        }
+        let result = run(&options).and_then(|stats| self.retry_failed_runs(&options, stats));
         self.save_model_counters()?;
         let stats = result?;
-        self.materialize(options)?;
+        if let Some(live) = live {
+            let tenants = live.finish()?;
+            tracing::debug!(tenants, "views followed the ingest");
+        }
+        self.materialize(&options)?;
         Ok(stats)
     }
 
@@ -405,13 +433,10 @@ impl Memory {
         progress: &mut dyn FnMut(&IngestStats),
     ) -> Result<IngestStats, MemoryError> {
         let items: Vec<SourceItem> = locomo::read(path, tenant).map_err(IngestError::from)?;
-        let result = ingest::ingest(&self.store, &items, options, on_invalid, progress)
-            .map_err(MemoryError::from)
-            .and_then(|stats| self.retry_failed_runs(options, stats));
-        self.save_model_counters()?;
-        let stats = result?;
-        self.materialize(options)?;
-        Ok(stats)
+        self.ingest_following_views(options, |options| {
+            ingest::ingest(&self.store, &items, options, on_invalid, progress)
+                .map_err(MemoryError::from)
+        })
     }
 
     /// Ingests any [`Source`] (e.g. an export read by
@@ -425,13 +450,10 @@ impl Memory {
         on_invalid: OnInvalid<'_>,
         progress: &mut dyn FnMut(&IngestStats),
     ) -> Result<IngestStats, MemoryError> {
-        let result = ingest::ingest(&self.store, source, options, on_invalid, progress)
-            .map_err(MemoryError::from)
-            .and_then(|stats| self.retry_failed_runs(options, stats));
-        self.save_model_counters()?;
-        let stats = result?;
-        self.materialize(options)?;
-        Ok(stats)
+        self.ingest_following_views(options, |options| {
+            ingest::ingest(&self.store, source, options, on_invalid, progress)
+                .map_err(MemoryError::from)
+        })
     }
 
     /// Blocks are derived as they seal; operator runs that failed then
@@ -462,7 +484,8 @@ impl Memory {
     /// The last stage of an ingest that derived: brings every persisted view
     /// of every tenant up to the end of the log in one scan, the views in
     /// parallel (each saved with the last sequence it applied, so a crash
-    /// before or during this only leaves more for the next refresh). The
+    /// before or during this only leaves more for the next refresh); the
+    /// views that followed the run start at its last record. The
     /// search snapshots are not built here: holding every tenant's search
     /// index at once doubled the peak memory of a 200,000-message backfill
     /// and halved its rate; the first search or `views` builds them.

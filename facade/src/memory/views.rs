@@ -6,7 +6,8 @@ use strataflow_materializers::view::{
     BlockLevelsState, EventStatusState, GraphMembership, Materialized, Segmented, WeightsState,
 };
 
-use strataflow_log::StoredRecord;
+use strataflow_log::record::Record;
+use strataflow_log::{RecordId, Store, StoredRecord};
 
 use super::search::SearchPass;
 use super::{Memory, MemoryError};
@@ -47,17 +48,23 @@ impl Memory {
         tenant: &str,
         fresh: impl Fn() -> V,
     ) -> Result<(V, u64), MemoryError> {
-        let mut slot =
-            SegmentSlot::load(self, key, tenant, fresh, true, self.view_segment_records)?;
+        let mut slot = SegmentSlot::load(
+            &self.store,
+            key,
+            tenant,
+            fresh,
+            true,
+            self.view_segment_records,
+        )?;
         for item in self.store.scan_in_stretches(slot.from()) {
             let stored = item?;
             if stored.record.tenant() == tenant {
-                slot.apply(self, &stored)?;
+                slot.apply(&self.store, (&stored).into())?;
             } else {
                 slot.skip(stored.seq);
             }
         }
-        slot.save(self)?;
+        slot.save(&self.store)?;
         let last = slot.last;
         // default: loaded with `whole`, so the whole state is there.
         Ok((slot.whole.unwrap_or_default(), last))
@@ -74,7 +81,7 @@ impl Memory {
         for item in self.store.scan(slot.from()) {
             let stored = item?;
             if stored.record.tenant() == tenant {
-                AnySlot::apply(&mut slot, self, &stored)?;
+                AnySlot::apply(&mut slot, &self.store, (&stored).into())?;
             } else {
                 slot.skip(stored.seq);
             }
@@ -334,7 +341,7 @@ impl Memory {
                 let reports = pass.reports();
                 vec![
                     Box::new(SegmentSlot::load(
-                        self,
+                        &self.store,
                         EventStatusState::NAME,
                         tenant,
                         EventStatusState::default,
@@ -342,7 +349,7 @@ impl Memory {
                         segment_records,
                     )?),
                     Box::new(SegmentSlot::load(
-                        self,
+                        &self.store,
                         WeightsState::NAME,
                         tenant,
                         WeightsState::default,
@@ -350,7 +357,7 @@ impl Memory {
                         segment_records,
                     )?),
                     Box::new(SegmentSlot::load(
-                        self,
+                        &self.store,
                         &graph_key,
                         tenant,
                         &graph_fresh,
@@ -358,7 +365,7 @@ impl Memory {
                         segment_records,
                     )?),
                     Box::new(SegmentSlot::load(
-                        self,
+                        &self.store,
                         &levels_key,
                         tenant,
                         &levels_fresh,
@@ -416,7 +423,7 @@ impl Memory {
         for (tenant, v) in tenants.iter().zip(views) {
             let mut digests: Vec<(u64, String)> = Vec::with_capacity(v.slots.len() + 1);
             for slot in v.slots {
-                digests.push(slot.finish(self, tenant, !rebuild, reports)?);
+                digests.push(slot.finish(&self.store, tenant, !rebuild, reports)?);
             }
             out.push(digests);
             searches.push(v.search);
@@ -673,7 +680,7 @@ fn feed_column(
         match unit {
             Unit::Slot(slot) => {
                 if stored.seq >= slot.from() {
-                    slot.apply(memory, stored)?;
+                    slot.apply(&memory.store, stored.into())?;
                 }
             }
             Unit::Search(search) => {
@@ -700,20 +707,39 @@ struct TenantPass {
     search: Option<SearchPass>,
 }
 
+/// A record of the log as a view applies it, borrowed: from a scan
+/// ([`StoredRecord`]) or from an ingest's committed batch.
+#[derive(Clone, Copy)]
+pub(super) struct Logged<'a> {
+    pub(super) seq: u64,
+    pub(super) id: &'a RecordId,
+    pub(super) record: &'a Record,
+}
+
+impl<'a> From<&'a StoredRecord> for Logged<'a> {
+    fn from(stored: &'a StoredRecord) -> Self {
+        Self {
+            seq: stored.seq,
+            id: &stored.id,
+            record: &stored.record,
+        }
+    }
+}
+
 /// A slot of any view type ([`Slot`] or [`SegmentSlot`]), so that one
 /// scan can feed several (on threads of their own).
-trait AnySlot: Send {
+pub(super) trait AnySlot: Send {
     fn from(&self) -> u64;
     /// Applies the next record of the slot's tenant (a segment may read
     /// earlier records it does not hold from the log).
-    fn apply(&mut self, memory: &Memory, stored: &StoredRecord) -> Result<(), MemoryError>;
+    fn apply(&mut self, store: &Store, logged: Logged<'_>) -> Result<(), MemoryError>;
     fn skip(&mut self, seq: u64);
     /// Saves the state (with `save`) and takes its digest (with `digest`,
     /// else an empty one), consuming the slot: the state is dropped before
     /// its encoding is written.
     fn finish(
         self: Box<Self>,
-        memory: &Memory,
+        store: &Store,
         tenant: &str,
         save: bool,
         digest: bool,
@@ -725,9 +751,9 @@ impl<V: Materialized + Send> AnySlot for Slot<V> {
         self.last + 1
     }
 
-    fn apply(&mut self, _memory: &Memory, stored: &StoredRecord) -> Result<(), MemoryError> {
-        self.state.apply(&stored.id, &stored.record);
-        self.last = stored.seq;
+    fn apply(&mut self, _store: &Store, logged: Logged<'_>) -> Result<(), MemoryError> {
+        self.state.apply(logged.id, logged.record);
+        self.last = logged.seq;
         self.changed = true;
         Ok(())
     }
@@ -738,7 +764,7 @@ impl<V: Materialized + Send> AnySlot for Slot<V> {
 
     fn finish(
         self: Box<Self>,
-        memory: &Memory,
+        store: &Store,
         tenant: &str,
         save: bool,
         digest: bool,
@@ -753,7 +779,7 @@ impl<V: Materialized + Send> AnySlot for Slot<V> {
                 key, last, state, ..
             } = *self;
             drop(state);
-            memory.store.save_view_chunks(&key, tenant, last, &bytes)?;
+            store.save_view_chunks(&key, tenant, last, &bytes)?;
             tracing::info!(view = key, tenant, bytes = bytes.len(), "view saved");
             return Ok((last, digest));
         }
@@ -769,7 +795,7 @@ pub(crate) const SEGMENT_RECORDS: u64 = 65_536;
 
 /// One segmented view being refreshed: its open (last) segment, which the
 /// next records extend, and, when the caller needs it, the whole state.
-struct SegmentSlot<V> {
+pub(super) struct SegmentSlot<V> {
     key: String,
     tenant: String,
     /// The open segment.
@@ -797,15 +823,15 @@ impl<V: Segmented> SegmentSlot<V> {
     /// segment) and, with `whole`, every segment appended in order. A view
     /// with no head, an unreadable head or segment, or an unsegmented state
     /// of an earlier build is rebuilt from the first record, never trusted.
-    fn load(
-        memory: &Memory,
+    pub(super) fn load(
+        store: &Store,
         key: &str,
         tenant: &str,
         fresh: impl Fn() -> V,
         whole: bool,
         segment_records: u64,
     ) -> Result<Self, MemoryError> {
-        let loaded = Self::read(memory, key, tenant, whole)?;
+        let loaded = Self::read(store, key, tenant, whole)?;
         let mut slot = Self {
             key: key.to_owned(),
             tenant: tenant.to_owned(),
@@ -843,18 +869,18 @@ impl<V: Segmented> SegmentSlot<V> {
     /// The persisted segments, or `None` when they are missing or cannot be
     /// read (the view is then rebuilt).
     fn read(
-        memory: &Memory,
+        store: &Store,
         key: &str,
         tenant: &str,
         whole: bool,
     ) -> Result<Option<Loaded<V>>, MemoryError> {
-        let (last, segments, records) = match memory.store.view_segments(key, tenant) {
+        let (last, segments, records) = match store.view_segments(key, tenant) {
             Ok(Some(head)) if head.1 > 0 => head,
             Ok(_) | Err(strataflow_log::StoreError::Corrupt { .. }) => return Ok(None),
             Err(e) => return Err(e.into()),
         };
         let segment = |index: u32| -> Result<Option<V>, MemoryError> {
-            match memory.store.view_segment(key, tenant, index) {
+            match store.view_segment(key, tenant, index) {
                 Ok(Some((_, bytes))) => Ok(V::decode(&bytes)),
                 Ok(None) | Err(strataflow_log::StoreError::Corrupt { .. }) => Ok(None),
                 Err(e) => Err(e.into()),
@@ -889,7 +915,7 @@ impl<V: Segmented> SegmentSlot<V> {
 
     /// Writes the open segment as the view's last, with the sequence
     /// reached.
-    fn write_open(&self, memory: &Memory) -> Result<usize, MemoryError> {
+    fn write_open(&self, store: &Store) -> Result<usize, MemoryError> {
         let bytes = self
             .open
             .encode()
@@ -898,7 +924,7 @@ impl<V: Segmented> SegmentSlot<V> {
                 tenant: self.tenant.clone(),
                 detail,
             })?;
-        memory.store.save_view_segment(
+        store.save_view_segment(
             &self.key,
             &self.tenant,
             self.index,
@@ -912,9 +938,9 @@ impl<V: Segmented> SegmentSlot<V> {
     /// Saves the open segment when it applied something, or when the view
     /// only went past other tenants' records (so that the next refresh
     /// does not read them again).
-    fn save(&mut self, memory: &Memory) -> Result<(), MemoryError> {
+    fn save(&mut self, store: &Store) -> Result<(), MemoryError> {
         if self.changed || self.last > self.saved {
-            let bytes = self.write_open(memory)?;
+            let bytes = self.write_open(store)?;
             tracing::debug!(
                 view = self.key,
                 tenant = self.tenant,
@@ -943,28 +969,29 @@ impl<V: Segmented + Send> AnySlot for SegmentSlot<V> {
         self.last + 1
     }
 
-    fn apply(&mut self, memory: &Memory, stored: &StoredRecord) -> Result<(), MemoryError> {
-        for id in self.open.wants(&stored.record) {
+    fn apply(&mut self, store: &Store, logged: Logged<'_>) -> Result<(), MemoryError> {
+        let Logged { seq, id, record } = logged;
+        for wanted in self.open.wants(record) {
             // What the open segment does not hold, the log does: the same
             // tenant's record, logged before this one.
-            if let Some(earlier) = memory.store.get(&id)?
-                && earlier.seq < stored.seq
+            if let Some(earlier) = store.get(&wanted)?
+                && earlier.seq < seq
                 && earlier.record.tenant() == self.tenant
             {
                 self.open.recall(&earlier.id, &earlier.record);
             }
         }
-        self.open.apply(&stored.id, &stored.record);
+        self.open.apply(id, record);
         if let Some(whole) = &mut self.whole {
-            whole.apply(&stored.id, &stored.record);
+            whole.apply(id, record);
         }
-        self.last = stored.seq;
+        self.last = seq;
         self.changed = true;
         self.open_records += 1;
         if self.open_records >= self.segment_records {
             // Sealed: saved as it is, and the next records go to its
             // continuation, the next segment.
-            self.save(memory)?;
+            self.save(store)?;
             self.open = self.open.continuation();
             self.index = self.index.saturating_add(1);
             self.open_records = 0;
@@ -978,13 +1005,13 @@ impl<V: Segmented + Send> AnySlot for SegmentSlot<V> {
 
     fn finish(
         mut self: Box<Self>,
-        memory: &Memory,
+        store: &Store,
         _tenant: &str,
         save: bool,
         digest: bool,
     ) -> Result<(u64, String), MemoryError> {
         if save {
-            self.save(memory)?;
+            self.save(store)?;
         }
         let digest = match (&self.whole, digest) {
             (Some(whole), true) => whole.digest(),
@@ -1122,13 +1149,13 @@ mod tests {
         assert!(Pass::REPORT.reports());
         assert!(Pass::Rebuild.reports());
         let before = DIGESTS.load(Ordering::SeqCst);
-        let quiet = slot(3).finish(&memory, "t", true, false).unwrap();
+        let quiet = slot(3).finish(&memory.store, "t", true, false).unwrap();
         assert_eq!(quiet, (7, String::new()));
         assert_eq!(DIGESTS.load(Ordering::SeqCst), before);
         // Saved all the same: a load reads what the quiet pass wrote.
         let loaded = Slot::load(&memory, Counted::NAME, "t", Counted::default).unwrap();
         assert_eq!((loaded.last, loaded.state.0), (7, 3));
-        let reported = slot(3).finish(&memory, "t", false, true).unwrap();
+        let reported = slot(3).finish(&memory.store, "t", false, true).unwrap();
         assert_eq!(reported, (7, "3".to_owned()));
         assert_eq!(DIGESTS.load(Ordering::SeqCst), before + 1);
     }
