@@ -321,4 +321,30 @@ mod tests {
         );
         assert_eq!(saved_at(&memory), vec![None; 4]);
     }
+
+    /// An ingest given an observer of its own keeps it (told of every
+    /// record the run commits); the views are then brought up to date by
+    /// the refresh at the end.
+    #[test]
+    fn a_callers_observer_is_kept() {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        struct Counting(AtomicU64);
+        impl CommitObserver for Counting {
+            fn committed(&self, records: &[(u64, &Encoded)]) {
+                self.0.fetch_add(records.len() as u64, Ordering::SeqCst);
+            }
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let memory = Memory::open(dir.path()).unwrap();
+        let (first, _) = halves();
+        let counting = Arc::new(Counting(AtomicU64::new(0)));
+        let mut options = options(&memory, None);
+        options.observer = Some(Arc::clone(&counting) as Arc<dyn CommitObserver>);
+        memory
+            .ingest_source(&first, &options, OnInvalid::Refuse, &mut |_| {})
+            .unwrap();
+        let last = memory.store.last_seq().unwrap();
+        assert_eq!(Some(counting.0.load(Ordering::SeqCst)), last);
+        assert_eq!(saved_at(&memory), vec![last; 4]);
+    }
 }

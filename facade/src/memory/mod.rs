@@ -394,7 +394,8 @@ impl Memory {
     }
 
     /// Runs an ingest (`run`, given the options) with the persisted views
-    /// following its commits when it derives ([`live_views`]), retries the
+    /// following its commits when it derives ([`live_views`]; not when the
+    /// caller gave an observer of its own, which is kept), retries the
     /// operator runs that failed, and brings every view up to the end of
     /// the log.
     fn ingest_following_views(
@@ -402,9 +403,9 @@ impl Memory {
         options: &IngestOptions,
         run: impl FnOnce(&IngestOptions) -> Result<IngestStats, MemoryError>,
     ) -> Result<IngestStats, MemoryError> {
-        let live = match options.operators {
-            Some(_) => Some(std::sync::Arc::new(live_views::LiveViews::new(self)?)),
-            None => None,
+        let live = match (&options.operators, &options.observer) {
+            (Some(_), None) => Some(std::sync::Arc::new(live_views::LiveViews::new(self)?)),
+            _ => None,
         };
         let mut options = options.clone();
         if let Some(live) = &live {
