@@ -12,10 +12,12 @@ use strataflow::log::record::BlockSummary;
 use strataflow::operators::operator::{BlockInput, OperatorError, OperatorId, Summarizer};
 use strataflow::pipeline::stream::StreamOptions;
 
-/// A summarizer that waits until the gate opens.
+/// A summarizer that waits until the gate opens (and says when it is
+/// waiting there).
 struct Gated {
     inner: Arc<dyn Summarizer>,
     open: Arc<(Mutex<bool>, Condvar)>,
+    waiting: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Summarizer for Gated {
@@ -28,6 +30,8 @@ impl Summarizer for Gated {
     fn summarize(&self, block: &BlockInput<'_>) -> Result<BlockSummary, OperatorError> {
         let (lock, cvar) = &*self.open;
         let mut open = lock.lock().unwrap();
+        self.waiting
+            .store(true, std::sync::atomic::Ordering::SeqCst);
         while !*open {
             open = cvar.wait(open).unwrap();
         }
@@ -56,9 +60,11 @@ async fn a_full_queue_makes_append_wait() {
     let memory = Memory::open(dir.path()).unwrap();
     let (_, mut ops) = memory.operators(None).unwrap();
     let open = Arc::new((Mutex::new(false), Condvar::new()));
+    let waiting = Arc::new(std::sync::atomic::AtomicBool::new(false));
     ops.summarizer = Arc::new(Gated {
         inner: Arc::clone(&ops.summarizer),
         open: Arc::clone(&open),
+        waiting: Arc::clone(&waiting),
     });
     let ingester = Arc::new(
         memory
@@ -83,6 +89,17 @@ async fn a_full_queue_makes_append_wait() {
             let m = m.clone();
             sealing = Some(tokio::spawn(async move { ingester.append_json(&m).await }));
         }
+    }
+    // The thread is stuck at the gate before any producer starts (a
+    // producer's message appended before the 25th would be taken while
+    // the thread still moves).
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !waiting.load(std::sync::atomic::Ordering::SeqCst) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the summary never reached the gate"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
     }
     // 200 more producers.
     let done = Arc::new(std::sync::atomic::AtomicUsize::new(0));
