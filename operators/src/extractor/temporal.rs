@@ -158,9 +158,9 @@ fn tense_by<'a>(count: usize, word: impl Fn(usize) -> &'a str) -> Tense {
 /// order and without overlaps (where matches overlap, the longest wins).
 ///
 /// Results are remembered per thread for the latest texts
-/// (`RECENT_TEXTS`): the summarizer and the extractor read the same
-/// sentences of a block one after the other. The function is pure, so this
-/// changes only the time it takes.
+/// (`RECENT_TEXTS`): the extractors on this resolver may read a sentence
+/// more than once. The function is pure, so this changes only the time it
+/// takes.
 pub fn find_time_expressions(text: &str, mention: SourceTime) -> Vec<TimeExpression> {
     find_time_expressions_with(text, mention, Resolver::V1)
 }
@@ -180,9 +180,33 @@ pub fn find_time_expressions_after_words(
     find_time_expressions(text, mention)
 }
 
+/// Whether `text` holds a time expression under [`Resolver::V1`]: exactly
+/// `!find_time_expressions_after_words(text, words, mention).is_empty()`,
+/// without resolving more than the first expression found (the summarizer
+/// asks only this). Every candidate a parser finds is kept by the overlap
+/// rule or displaced by a longer one, so there is an expression as soon as
+/// there is a candidate (`has_time_expression_is_a_nonempty_find` checks).
+pub fn has_time_expression_after_words(
+    text: &str,
+    words: Option<&[&str]>,
+    mention: SourceTime,
+) -> bool {
+    if words.is_some_and(|w| !w.iter().any(|w| is_anchor(w))) {
+        return false;
+    }
+    let toks = tokenize(text);
+    if !toks.iter().any(|t| is_anchor(&t.lower)) {
+        return false;
+    }
+    let Some(ctx) = Ctx::new(text, toks, mention, Resolver::V1) else {
+        return false;
+    };
+    !ctx.iso.is_empty() || (0..ctx.toks.len()).any(|i| ctx.any_at(i, ctx.tense, true))
+}
+
 /// [`find_time_expressions`] with a chosen resolver. Only [`Resolver::V1`]'s
-/// results are remembered: the summarizer reads with it, so the extractors
-/// on it read the same texts again; the later resolvers are read once per
+/// results are remembered: the extractors on it may read a text more than
+/// once; the later resolvers are read once per
 /// text (by the extractor of their version), and remembering their
 /// results would only cost the copies.
 pub fn find_time_expressions_with(
@@ -1172,6 +1196,23 @@ const REL_DAYS: Table<(i64, i64, bool)> = &[
     (&["the", "other", "day"], (-7, -1, false)),
 ];
 
+/// The first words of [`REL_DAYS`]' entries.
+const REL_DAY_FIRSTS: &[&str] = &[
+    "today",
+    "tonight",
+    "this",
+    "earlier",
+    "later",
+    "yesterday",
+    "last",
+    "the",
+    "day",
+    "tomorrow",
+];
+
+/// The first words of [`REL_PERIODS`]' entries.
+const REL_PERIOD_FIRSTS: &[&str] = &["last", "the", "this", "next"];
+
 /// Named relative periods: words, (unit, shift from the current period).
 const REL_PERIODS: Table<(Unit, i64)> = &[
     (&["last", "week"], (Unit::Week, -1)),
@@ -1393,9 +1434,23 @@ impl<'a> Ctx<'a> {
     }
 
     /// The longest entry of `table` whose words start at token `i`.
-    fn longest<T: Copy>(&self, i: usize, table: Table<T>) -> Option<(usize, T)> {
+    /// `firsts` are the first words of the table's entries (a test checks
+    /// each table's list): a token that is none of them starts no entry,
+    /// and the table is not read.
+    fn longest<T: Copy>(
+        &self,
+        i: usize,
+        (firsts, table): (&[&str], Table<T>),
+    ) -> Option<(usize, T)> {
+        let w = self.w(i)?;
+        if !firsts.contains(&w) {
+            return None;
+        }
         let mut best: Option<(usize, T)> = None;
         for (words, v) in table {
+            if words.first() != Some(&w) {
+                continue;
+            }
             let Some(e) = self.seq(i, words) else {
                 continue;
             };
@@ -1515,38 +1570,50 @@ impl<'a> Ctx<'a> {
 
     /// Every candidate starting at token `i`.
     fn at(&self, i: usize, dir: Tense, allow_since: bool) -> Vec<Cand> {
-        let parsers: [Parser<'a>; 19] = [
-            Self::day_range,
-            Self::rel_day,
-            Self::ago,
-            Self::in_future,
-            Self::rel_period,
-            Self::part_of_period,
-            Self::weekend_special,
-            Self::weekday_fixed,
-            Self::weekday_loose,
-            Self::day_month,
-            Self::month_day,
-            Self::month_year,
-            Self::early_mid_late,
-            Self::month_alone,
-            Self::year_alone,
-            Self::year_span,
-            Self::decade,
-            Self::duration,
-            Self::inferred,
-        ];
-        let mut out: Vec<Cand> = parsers.iter().filter_map(|p| p(self, i, dir)).collect();
+        let mut out: Vec<Cand> = Self::PARSERS
+            .iter()
+            .filter_map(|p| p(self, i, dir))
+            .collect();
         if allow_since {
             out.extend(self.since(i));
         }
         out
     }
 
+    /// Whether [`Ctx::at`] finds a candidate at `i`: the parsers in the
+    /// same order, stopping at the first that does.
+    fn any_at(&self, i: usize, dir: Tense, allow_since: bool) -> bool {
+        Self::PARSERS.iter().any(|p| p(self, i, dir).is_some())
+            || (allow_since && self.since(i).is_some())
+    }
+
+    /// The parsers [`Ctx::at`] tries at each token, in order.
+    const PARSERS: [Parser<'a>; 19] = [
+        Self::day_range,
+        Self::rel_day,
+        Self::ago,
+        Self::in_future,
+        Self::rel_period,
+        Self::part_of_period,
+        Self::weekend_special,
+        Self::weekday_fixed,
+        Self::weekday_loose,
+        Self::day_month,
+        Self::month_day,
+        Self::month_year,
+        Self::early_mid_late,
+        Self::month_alone,
+        Self::year_alone,
+        Self::year_span,
+        Self::decade,
+        Self::duration,
+        Self::inferred,
+    ];
+
     /// "today", "yesterday (morning)", "the day before yesterday",
     /// "tomorrow (night)", "the other day", ...
     fn rel_day(&self, i: usize, _dir: Tense) -> Option<Cand> {
-        let (e, (a, b, suffix)) = self.longest(i, REL_DAYS)?;
+        let (e, (a, b, suffix)) = self.longest(i, (REL_DAY_FIRSTS, REL_DAYS))?;
         let e = if suffix { self.part_of_day(e) } else { e };
         let span = (add_days(self.today, a)?, add_days(self.today, b)?);
         let precision = if a == b {
@@ -1591,7 +1658,7 @@ impl<'a> Ctx<'a> {
 
     /// "last week", "this weekend", "next month", "the year before last", ...
     fn rel_period(&self, i: usize, _dir: Tense) -> Option<Cand> {
-        let (e, (unit, n)) = self.longest(i, REL_PERIODS)?;
+        let (e, (unit, n)) = self.longest(i, (REL_PERIOD_FIRSTS, REL_PERIODS))?;
         let span = period(self.today, unit, n)?;
         self.cand(i, e, span, unit_precision(unit), TimeBasis::Relative)
     }
@@ -3252,6 +3319,11 @@ mod tests {
                             find_time_expressions(sentence, at),
                             "{sentence:?}"
                         );
+                        assert_eq!(
+                            has_time_expression_after_words(sentence, Some(&words), at),
+                            !find_time_expressions(sentence, at).is_empty(),
+                            "{sentence:?}"
+                        );
                         skipped += usize::from(!s.words().any(is_anchor));
                         sentences += 1;
                         earlier.extend(without);
@@ -3261,6 +3333,31 @@ mod tests {
         }
         assert!(sentences > 10_000, "{sentences} sentences");
         assert!(skipped * 3 > sentences, "{skipped} of {sentences} skipped");
+    }
+
+    /// Each table's list of first words is exactly the first words of its
+    /// entries, so skipping a token that is none of them skips nothing.
+    #[test]
+    fn the_first_words_of_each_table_are_listed() {
+        fn firsts<T>(table: Table<T>) -> std::collections::BTreeSet<&'static str> {
+            table
+                .iter()
+                .filter_map(|(words, _)| words.first().copied())
+                .collect()
+        }
+        for (listed, table) in [
+            (REL_DAY_FIRSTS, firsts(REL_DAYS)),
+            (REL_PERIOD_FIRSTS, firsts(REL_PERIODS)),
+        ] {
+            assert_eq!(
+                listed
+                    .iter()
+                    .copied()
+                    .collect::<std::collections::BTreeSet<_>>(),
+                table
+            );
+            assert_eq!(listed.len(), table.len(), "no word listed twice");
+        }
     }
 
     /// The first form of [`is_anchor`]: the parsers' own word tests.
@@ -3461,6 +3558,32 @@ mod tests {
                 proptest::prop_assert!(e.happened_start <= e.happened_end);
                 last_end = e.end;
             }
+        }
+
+        /// The summarizer's question, "is there a time expression", stops
+        /// at the first candidate and answers as the whole find does.
+        #[test]
+        fn has_time_expression_is_a_nonempty_find(
+            words in proptest::collection::vec(proptest::sample::select(vec![
+                "last", "next", "this", "the", "a", "few", "couple", "of", "since", "in", "on",
+                "for", "ago", "now", "past", "week", "weekend", "month", "year", "days", "by",
+                "May", "june", "Saturday", "sat", "2016", "8th", "31", "just", "got", "2023-05-08",
+                "early", "mid", "late", "90s", "from", "to", "yesterday", "tomorrow", ",", "-",
+                "I", "went", "will", "was", "that", "day", "morning", "every", "until",
+            ]), 0..12),
+            ms in -10_000_000_000_000i64..10_000_000_000_000i64,
+            off in proptest::option::of(-840i16..=840),
+        ) {
+            let text = words.join(" ");
+            let at = SourceTime { utc_ms: ms, offset_minutes: off };
+            let folded: Vec<String> = strataflow_text::tokens::words(&text)
+                .iter()
+                .map(strataflow_text::Token::folded)
+                .collect();
+            let folded: Vec<&str> = folded.iter().map(String::as_str).collect();
+            let found = !find_time_expressions(&text, at).is_empty();
+            proptest::prop_assert_eq!(has_time_expression_after_words(&text, None, at), found, "{}", text);
+            proptest::prop_assert_eq!(has_time_expression_after_words(&text, Some(&folded), at), found, "{}", text);
         }
 
         #[test]

@@ -36,7 +36,7 @@ use strataflow_record::Digest;
 use strataflow_record::record::{BlockSummary, Role};
 use strataflow_text::Analysis;
 
-use crate::extractor::temporal::find_time_expressions_after_words;
+use crate::extractor::temporal::has_time_expression_after_words;
 use crate::operator::{BlockInput, OperatorError, OperatorId, Summarizer, config_hash};
 use crate::text::{
     Splitter, clip, has_event_cue, is_chatter, is_chatter_words, is_first_person, is_question,
@@ -265,7 +265,7 @@ fn candidates(block: &BlockInput<'_>, splitter: Splitter) -> Vec<Candidate> {
                     is_first_person(&w) && has_event_cue(&w)
                 }
             };
-            let timed = !find_time_expressions_after_words(text, given, m.time).is_empty();
+            let timed = has_time_expression_after_words(text, given, m.time);
             let named = named_words(text).len().min(2);
             let score = u32::from(eventful) * 3 + u32::from(timed) * 2 + named as u32;
             out.push(Candidate {
