@@ -30,7 +30,7 @@
 //! without splitting and tokenising each message again.
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 
 use strataflow_record::Digest;
 use strataflow_record::record::{BlockSummary, Role};
@@ -298,8 +298,11 @@ fn named_words(sentence: &str) -> Vec<String> {
 
 fn topic_tags(block: &BlockInput<'_>, speakers: &[String], splitter: Splitter) -> Vec<String> {
     let speaker_words: Vec<String> = speakers.iter().map(|s| s.to_lowercase()).collect();
-    let mut named: BTreeMap<String, (usize, usize)> = BTreeMap::new();
-    let mut counts: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+    // Each word's (count, order of its first sighting). The orders are
+    // distinct, so `rank`'s sort is a total order and the maps' own order
+    // never shows (they are hashed, not sorted, for speed).
+    let mut named: WordCounts = HashMap::default();
+    let mut counts: WordCounts = HashMap::default();
     let mut order = 0usize;
     for (index, (_, m)) in block.messages.iter().enumerate() {
         if !matches!(m.role, Role::User | Role::Assistant) {
@@ -333,7 +336,7 @@ fn topic_tags(block: &BlockInput<'_>, speakers: &[String], splitter: Splitter) -
             }
         });
     }
-    let rank = |m: BTreeMap<String, (usize, usize)>| {
+    let rank = |m: WordCounts| {
         let mut v: Vec<(String, (usize, usize))> = m.into_iter().collect();
         v.sort_by(|a, b| b.1.0.cmp(&a.1.0).then(a.1.1.cmp(&b.1.1)));
         v.into_iter().map(|(w, _)| w).collect::<Vec<_>>()
@@ -350,6 +353,9 @@ fn topic_tags(block: &BlockInput<'_>, speakers: &[String], splitter: Splitter) -
     }
     tags
 }
+
+/// Words with their (count, order of first sighting), in [`topic_tags`].
+type WordCounts = HashMap<String, (usize, usize), foldhash::fast::FixedState>;
 
 fn fallback_title(block: &BlockInput<'_>, speakers: &[String]) -> String {
     let first = block
