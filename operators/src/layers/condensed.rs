@@ -90,7 +90,8 @@ const CODE_FENCE: &str = "```";
 /// lowercased) already appeared in the block is replaced by
 /// [`REPEATED_PASTE_MARKER`].
 pub fn render_condensed(messages: &[TranscriptMessage<'_>]) -> String {
-    let mut seen: HashSet<String> = HashSet::new();
+    // Only asked for membership (never iterated), so its order never shows.
+    let mut seen: HashSet<String, foldhash::fast::FixedState> = HashSet::default();
     let mut out = String::new();
     for message in messages.iter().filter(|m| m.role != Role::System) {
         let mut parts = condense_message(message.content);

@@ -266,7 +266,7 @@ fn candidates(block: &BlockInput<'_>, splitter: Splitter) -> Vec<Candidate> {
                 }
             };
             let timed = has_time_expression_after_words(text, given, m.time);
-            let named = named_words(text).len().min(2);
+            let named = named_words(text).take(2).count();
             let score = u32::from(eventful) * 3 + u32::from(timed) * 2 + named as u32;
             out.push(Candidate {
                 speaker: speaker.clone(),
@@ -282,7 +282,7 @@ fn candidates(block: &BlockInput<'_>, splitter: Splitter) -> Vec<Candidate> {
 
 /// Capitalized words that are not at the start of the sentence and not
 /// the pronoun "I": a cheap stand-in for named things.
-fn named_words(sentence: &str) -> Vec<String> {
+fn named_words(sentence: &str) -> impl Iterator<Item = &str> {
     sentence
         .split_whitespace()
         .skip(1)
@@ -292,8 +292,6 @@ fn named_words(sentence: &str) -> Vec<String> {
                 && w.chars().skip(1).any(char::is_lowercase)
                 && !matches!(*w, "I" | "I'm" | "I've" | "I'll" | "I'd")
         })
-        .map(str::to_owned)
-        .collect()
 }
 
 fn topic_tags(block: &BlockInput<'_>, speakers: &[String], splitter: Splitter) -> Vec<String> {
@@ -312,8 +310,13 @@ fn topic_tags(block: &BlockInput<'_>, speakers: &[String], splitter: Splitter) -
         text.each_sentence(false, |sentence, _| {
             for n in named_words(sentence) {
                 if !speaker_words.contains(&n.to_lowercase()) {
-                    let e = named.entry(n).or_insert((0, order));
-                    e.0 += 1;
+                    // A name seen before is counted without a copy of it.
+                    match named.get_mut(n) {
+                        Some(e) => e.0 += 1,
+                        None => {
+                            named.insert(n.to_owned(), (1, order));
+                        }
+                    }
                     order += 1;
                 }
             }
