@@ -201,8 +201,29 @@ pub fn has_time_expression_after_words(
     let Some(ctx) = Ctx::new(text, toks, mention, Resolver::V1) else {
         return false;
     };
-    !ctx.iso.is_empty() || (0..ctx.toks.len()).any(|i| ctx.any_at(i, ctx.tense, true))
+    !ctx.iso.is_empty()
+        || (0..ctx.toks.len()).any(|i| ctx.may_start(i) && ctx.any_at(i, ctx.tense, true))
 }
+
+/// The words, besides [`is_anchor`]'s, at which a parser of [`Ctx::at`]
+/// may start a candidate: the prepositions, determiners and adverbs the
+/// parsers open with (`MONTH_TRIGGERS`, `YEAR_TRIGGERS`, the first words
+/// of `REL_DAYS` and `REL_PERIODS`, "from"/"between", "early"/"mid"/"late",
+/// "earlier"/"later", "just", "not", "right", "at", "these", "since"…) and
+/// every count ("a", "couple", "few", [`number_word`]'s words). A test
+/// checks the lists it must hold, and that skipping the other tokens
+/// finds what trying every token finds.
+#[rustfmt::skip]
+static STARTERS: WordSet = WordSet::new(&[
+    "the", "from", "between", "on", "in", "during", "for", "over", "since", "last", "this",
+    "next", "earlier", "later", "early", "mid", "late", "just", "recently", "lately", "not",
+    "currently", "nowadays", "right", "at", "these", "of", "until", "till", "by", "today",
+    "tonight", "yesterday", "day", "tomorrow",
+    "a", "an", "couple", "few",
+    "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
+    "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen",
+    "nineteen", "twenty", "thirty", "forty", "fifty",
+]);
 
 /// [`find_time_expressions`] with a chosen resolver. Only [`Resolver::V1`]'s
 /// results are remembered: the extractors on it may read a text more than
@@ -295,11 +316,23 @@ fn find_in<'a>(
     mention: SourceTime,
     resolver: Resolver,
 ) -> Vec<TimeExpression> {
+    find_from(text, toks, mention, resolver, Ctx::may_start)
+}
+
+/// [`find_in`], trying the parsers at each token for which `starts`
+/// holds ([`Ctx::may_start`]; the tests pass every token to compare).
+fn find_from<'a>(
+    text: &'a str,
+    toks: Vec<Tok<'a>>,
+    mention: SourceTime,
+    resolver: Resolver,
+    starts: fn(&Ctx<'a>, usize) -> bool,
+) -> Vec<TimeExpression> {
     let Some(ctx) = Ctx::new(text, toks, mention, resolver) else {
         return Vec::new();
     };
     let mut cands = ctx.iso.clone();
-    for i in 0..ctx.toks.len() {
+    for i in (0..ctx.toks.len()).filter(|&i| starts(&ctx, i)) {
         cands.extend(ctx.at(i, ctx.tense, true));
     }
     // Longest first; the sort is stable, so ties keep parser order.
@@ -1578,6 +1611,15 @@ impl<'a> Ctx<'a> {
             out.extend(self.since(i));
         }
         out
+    }
+
+    /// Whether a parser may start a candidate at token `i`: its word is
+    /// an anchor ([`is_anchor`]: digits, units, day words, weekdays,
+    /// months…) or one of [`STARTERS`]. Every parser reads its first
+    /// token as one of these, so the others are not tried.
+    fn may_start(&self, i: usize) -> bool {
+        self.w(i)
+            .is_some_and(|w| is_anchor(w) || STARTERS.contains(w))
     }
 
     /// Whether [`Ctx::at`] finds a candidate at `i`: the parsers in the
@@ -3292,10 +3334,7 @@ mod tests {
     #[test]
     fn a_text_without_anchor_words_resolves_to_nothing_without_parsing() {
         let turns = crate::projector::heuristic::statements::tests::locomo_turns();
-        let mentions = [
-            mention("2023-05-08T13:56:00Z"),
-            mention("2023-05-08T23:56:00-07:00"),
-        ];
+        let mentions = locomo_mentions();
         let (mut sentences, mut skipped) = (0, 0);
         for (_, text) in &turns {
             let analysis = strataflow_text::Analysis::of(text);
@@ -3333,6 +3372,88 @@ mod tests {
         }
         assert!(sentences > 10_000, "{sentences} sentences");
         assert!(skipped * 3 > sentences, "{skipped} of {sentences} skipped");
+    }
+
+    /// Every word a parser opens with is a starter: the triggers, the
+    /// tables' first words and the counts.
+    #[test]
+    fn starters_hold_the_words_the_parsers_open_with() {
+        let starts = |w: &str| is_anchor(w) || STARTERS.contains(w);
+        for w in MONTH_TRIGGERS
+            .iter()
+            .chain(YEAR_TRIGGERS)
+            .chain(REL_DAY_FIRSTS)
+            .chain(REL_PERIOD_FIRSTS)
+            .chain(&[
+                "from", "between", "early", "mid", "late", "earlier", "later", "since",
+            ])
+            .chain(&[
+                "just",
+                "recently",
+                "lately",
+                "not",
+                "currently",
+                "nowadays",
+                "right",
+            ])
+            .chain(&[
+                "at", "these", "for", "over", "during", "the", "a", "an", "couple", "few",
+            ])
+        {
+            assert!(starts(w), "{w}");
+        }
+        let units = ["", "ty", "teen"];
+        let stems = [
+            "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+            "eleven", "twelve", "thir", "fif", "twen", "for", "eigh", "hundred", "dozen",
+        ];
+        for stem in stems {
+            for unit in units {
+                let w = format!("{stem}{unit}");
+                if number_word(&w).is_some() {
+                    assert!(starts(&w), "{w}");
+                }
+            }
+        }
+    }
+
+    /// The mentions the LoCoMo sentences are read at: one in UTC, one
+    /// with an offset that puts its local day before the UTC one.
+    fn locomo_mentions() -> [SourceTime; 2] {
+        [
+            mention("2023-05-08T13:56:00Z"),
+            mention("2023-05-08T23:56:00-07:00"),
+        ]
+    }
+
+    /// Trying the parsers only where [`Ctx::may_start`] holds finds what
+    /// trying them at every token finds: every sentence of every LoCoMo
+    /// turn, under each resolver, at a mention with and without an offset.
+    #[test]
+    fn parsers_tried_only_at_starters_find_what_every_token_finds() {
+        let turns = crate::projector::heuristic::statements::tests::locomo_turns();
+        let mentions = locomo_mentions();
+        let (mut found, mut sentences) = (0, 0);
+        for (_, text) in &turns {
+            for s in &strataflow_text::Analysis::of(text).sentences {
+                let sentence = s.text(text);
+                if !s.words().any(is_anchor) {
+                    continue;
+                }
+                for resolver in [Resolver::V1, Resolver::V2, Resolver::V3] {
+                    for at in mentions {
+                        let every =
+                            find_from(sentence, tokenize(sentence), at, resolver, |_, _| true);
+                        let some =
+                            find_from(sentence, tokenize(sentence), at, resolver, Ctx::may_start);
+                        assert_eq!(some, every, "{sentence:?} under {resolver:?}");
+                        found += usize::from(!every.is_empty());
+                        sentences += 1;
+                    }
+                }
+            }
+        }
+        assert!(sentences > 1_000 && found > 500, "{found} of {sentences}");
     }
 
     /// Each table's list of first words is exactly the first words of its
@@ -3584,6 +3705,31 @@ mod tests {
             let found = !find_time_expressions(&text, at).is_empty();
             proptest::prop_assert_eq!(has_time_expression_after_words(&text, None, at), found, "{}", text);
             proptest::prop_assert_eq!(has_time_expression_after_words(&text, Some(&folded), at), found, "{}", text);
+        }
+
+        /// Word soups of the parsers' words, under each resolver: the
+        /// starters' filter finds what every token finds.
+        #[test]
+        fn starters_find_what_every_token_finds_in_soups(
+            words in proptest::collection::vec(proptest::sample::select([
+                LEXICON,
+                &["since", "between", "from", "to", "and", "until", "by", "before", "early",
+                  "mid", "late", "earlier", "later", "just", "now", "recently", "not", "long",
+                  "right", "at", "moment", "present", "these", "days", "for", "about", "over",
+                  "during", "in", "on", "of", "couple", "few", "three", "twenty", "8th", "31",
+                  "2016", "90s", "May", "june", "Saturday", "sat", "weekend", "-", "got",
+                  "went", "have", "been", "every", "year", "that", "day", "I"],
+            ].concat()), 0..10),
+            ms in 0i64..4_000_000_000_000i64,
+            off in proptest::option::of(-840i16..=840),
+        ) {
+            let text = words.join(" ");
+            let at = SourceTime { utc_ms: ms, offset_minutes: off };
+            for resolver in [Resolver::V1, Resolver::V2, Resolver::V3] {
+                let every = find_from(&text, tokenize(&text), at, resolver, |_, _| true);
+                let some = find_from(&text, tokenize(&text), at, resolver, Ctx::may_start);
+                proptest::prop_assert_eq!(some, every, "{} under {:?}", text, resolver);
+            }
         }
 
         #[test]
