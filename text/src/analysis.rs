@@ -89,9 +89,8 @@ impl FoldedWords {
 
 /// [`crate::tokens::words`] of `text`, folded ([`crate::Token::folded`]),
 /// one after the other, and where each ends; an ASCII text is read as
-/// bytes (the same words: for an ASCII character `char::is_alphanumeric`
-/// is `u8::is_ascii_alphanumeric`, its lowercase the ASCII one, and `'`
-/// the only apostrophe).
+/// bytes (`tokens::ascii_word_spans`: the same words) and lowercased in
+/// place.
 fn folded_words(text: &str) -> (String, Vec<u32>) {
     let mut folded = String::with_capacity(text.len());
     // About one word per five bytes: room for most sentences' words at once.
@@ -109,27 +108,7 @@ fn folded_words(text: &str) -> (String, Vec<u32>) {
         }
         return (folded, ends);
     }
-    let bytes = text.as_bytes();
-    let alnum = |at: usize| bytes.get(at).is_some_and(u8::is_ascii_alphanumeric);
-    let mut at = 0;
-    while at < bytes.len() {
-        if !alnum(at) {
-            at += 1;
-            continue;
-        }
-        let from = at;
-        // A run of letters and digits, continued past each apostrophe that
-        // has one after it.
-        loop {
-            while alnum(at) {
-                at += 1;
-            }
-            if bytes.get(at) == Some(&b'\'') && alnum(at + 1) {
-                at += 1;
-            } else {
-                break;
-            }
-        }
+    for (from, at) in crate::tokens::ascii_word_spans(text) {
         if let Some(word) = text.get(from..at) {
             let start = folded.len();
             push(&mut folded, word);
