@@ -10,6 +10,7 @@
 
 pub mod commit_observer;
 pub mod derive;
+mod field_hash;
 pub mod ingest;
 pub mod ingest_report;
 pub mod log_seam;

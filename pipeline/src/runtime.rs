@@ -53,6 +53,7 @@ use strataflow_operators::profile::Operators;
 use strataflow_operators::sealer::Sealer;
 
 use crate::commit_observer::CommitObserver;
+use crate::field_hash::FieldHash;
 use crate::ingest_report::{IngestError, IngestStats, WorkerFailure};
 use crate::source::MessageInput;
 use crate::thread::ThreadState;
@@ -507,14 +508,9 @@ fn thread_hash(tenant: &str, thread: &str) -> u128 {
     static THREAD_KEY: std::sync::LazyLock<blake3::Hasher> = std::sync::LazyLock::new(|| {
         blake3::Hasher::new_derive_key("strataflow runtime thread key v1")
     });
-    let mut h = THREAD_KEY.clone();
-    for part in [tenant, thread] {
-        h.update(&(part.len() as u64).to_le_bytes());
-        h.update(part.as_bytes());
-    }
-    let mut b = [0u8; 16];
-    b.copy_from_slice(h.finalize().as_bytes().get(..16).unwrap_or(&[0; 16]));
-    u128::from_le_bytes(b)
+    let mut fields = FieldHash::with_capacity(2, tenant.len() + thread.len());
+    fields.field(tenant.as_bytes()).field(thread.as_bytes());
+    fields.hash(&THREAD_KEY)
 }
 
 fn writer(

@@ -20,7 +20,9 @@ use std::collections::BTreeMap;
 
 use foldhash::{HashMap, HashSet};
 use strataflow_log::record::Record;
-use strataflow_log::{RecordId, Store, StoreError};
+use strataflow_log::{Store, StoreError};
+
+use crate::field_hash::FieldHash;
 
 use crate::ingest::{IngestError, IngestStats, MAX_LISTED_ERRORS, Source};
 use crate::ingest_report::WorkerFailure;
@@ -397,31 +399,45 @@ fn content_fingerprint(input: &MessageInput) -> u128 {
     static CONTENT_KEY: std::sync::LazyLock<blake3::Hasher> = std::sync::LazyLock::new(|| {
         blake3::Hasher::new_derive_key("strataflow ingest message content v1")
     });
-    let mut h = CONTENT_KEY.clone();
-    let mut field = |bytes: &[u8]| {
-        h.update(&(bytes.len() as u64).to_le_bytes());
-        h.update(bytes);
-    };
-    field(input.tenant.as_bytes());
-    field(input.thread.as_bytes());
-    field(input.external_id.as_bytes());
-    field(input.role.as_str().as_bytes());
-    field(input.speaker.as_deref().unwrap_or("\u{0}none").as_bytes());
-    field(input.content.as_bytes());
-    field(&input.time.utc_ms.to_le_bytes());
-    field(
-        &input
-            .time
-            .offset_minutes
-            .map_or(i32::MIN, i32::from)
-            .to_le_bytes(),
-    );
+    const NONE: &str = "\u{0}none";
+    let speaker = input.speaker.as_deref().unwrap_or(NONE);
+    let calls: usize = input
+        .tool_calls
+        .iter()
+        .map(|c| {
+            c.name.len()
+                + c.arguments.as_deref().unwrap_or(NONE).len()
+                + c.result.as_deref().unwrap_or(NONE).len()
+        })
+        .sum();
+    let named = input.tenant.len()
+        + input.thread.len()
+        + input.external_id.len()
+        + speaker.len()
+        + input.content.len();
+    let mut fields = FieldHash::with_capacity(8 + 3 * input.tool_calls.len(), named + 24 + calls);
+    fields
+        .field(input.tenant.as_bytes())
+        .field(input.thread.as_bytes())
+        .field(input.external_id.as_bytes())
+        .field(input.role.as_str().as_bytes())
+        .field(speaker.as_bytes())
+        .field(input.content.as_bytes())
+        .field(&input.time.utc_ms.to_le_bytes())
+        .field(
+            &input
+                .time
+                .offset_minutes
+                .map_or(i32::MIN, i32::from)
+                .to_le_bytes(),
+        );
     for call in &input.tool_calls {
-        field(call.name.as_bytes());
-        field(call.arguments.as_deref().unwrap_or("\u{0}none").as_bytes());
-        field(call.result.as_deref().unwrap_or("\u{0}none").as_bytes());
+        fields
+            .field(call.name.as_bytes())
+            .field(call.arguments.as_deref().unwrap_or(NONE).as_bytes())
+            .field(call.result.as_deref().unwrap_or(NONE).as_bytes());
     }
-    short(&RecordId(*h.finalize().as_bytes()))
+    fields.hash(&CONTENT_KEY)
 }
 
 /// A 128-bit hash of a message's (tenant, thread, external id).
@@ -429,18 +445,15 @@ pub(crate) fn message_key(input: &MessageInput) -> u128 {
     static MESSAGE_KEY: std::sync::LazyLock<blake3::Hasher> = std::sync::LazyLock::new(|| {
         blake3::Hasher::new_derive_key("strataflow ingest message key v1")
     });
-    let mut h = MESSAGE_KEY.clone();
-    for part in [&input.tenant, &input.thread, &input.external_id] {
-        h.update(&(part.len() as u64).to_le_bytes());
-        h.update(part.as_bytes());
-    }
-    short(&RecordId(*h.finalize().as_bytes()))
-}
-
-fn short(id: &RecordId) -> u128 {
-    let mut b = [0u8; 16];
-    b.copy_from_slice(id.as_bytes().get(..16).unwrap_or(&[0; 16]));
-    u128::from_le_bytes(b)
+    let mut fields = FieldHash::with_capacity(
+        3,
+        input.tenant.len() + input.thread.len() + input.external_id.len(),
+    );
+    fields
+        .field(input.tenant.as_bytes())
+        .field(input.thread.as_bytes())
+        .field(input.external_id.as_bytes());
+    fields.hash(&MESSAGE_KEY)
 }
 
 #[cfg(test)]
