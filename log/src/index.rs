@@ -53,6 +53,9 @@ pub(crate) type Link = (u64, RecordKind, RecordId);
 /// Receives index entries: `(keyspace, key, value)`.
 pub(crate) type Put<'a, E> = dyn FnMut(usize, &[u8], &[u8]) -> Result<(), E> + 'a;
 
+/// Receives the `(key, value)` entries of one index keyspace.
+pub(crate) type PutIn<'a, E> = dyn FnMut(&[u8], &[u8]) -> Result<(), E> + 'a;
+
 /// A threaded record's keys: its thread prefix
 /// ([`keys::thread_prefix`]) and, for a message, its external key
 /// ([`keys::external_key`]).
@@ -228,42 +231,66 @@ impl IndexTail {
     /// committed, and a failed commit leaves the tail whole): the entries
     /// are sorted in lists of references.
     pub(crate) fn for_each_sorted<E>(&self, put: &mut Put<'_, E>) -> Result<u64, E> {
-        let watermark = self.last_seq();
-        let mut ids: Vec<(&RecordId, &u64)> = self.ids.iter().collect();
-        ids.sort_unstable();
-        for (id, seq) in ids {
-            put(0, id.as_bytes(), &keys::seq_key(*seq))?;
+        for ks in 0..INDEX_KEYSPACES.len() {
+            self.for_each_sorted_in(ks, &mut |key, value| put(ks, key, value))?;
         }
-        let mut kinds: Vec<&(RecordKind, u64, RecordId)> = self.kinds.iter().collect();
-        kinds.sort_unstable_by_key(|e| (e.0.code(), e.1));
-        for &&(kind, seq, id) in &kinds {
-            put(1, &keys::kind_key(kind, seq), id.as_bytes())?;
+        Ok(self.last_seq())
+    }
+
+    /// The entries of index keyspace `ks` (its place in
+    /// [`INDEX_KEYSPACES`]), keys ascending, to `put` as `(key, value)`;
+    /// none for a place past the last. Keyspaces are independent: each may
+    /// be handed over on a thread of its own.
+    pub(crate) fn for_each_sorted_in<E>(
+        &self,
+        ks: usize,
+        put: &mut PutIn<'_, E>,
+    ) -> Result<(), E> {
+        match ks {
+            0 => {
+                let mut ids: Vec<(&RecordId, &u64)> = self.ids.iter().collect();
+                ids.sort_unstable();
+                for (id, seq) in ids {
+                    put(id.as_bytes(), &keys::seq_key(*seq))?;
+                }
+            }
+            1 => {
+                let mut kinds: Vec<&(RecordKind, u64, RecordId)> = self.kinds.iter().collect();
+                kinds.sort_unstable_by_key(|e| (e.0.code(), e.1));
+                for &&(kind, seq, id) in &kinds {
+                    put(&keys::kind_key(kind, seq), id.as_bytes())?;
+                }
+            }
+            2 => put_links(&self.threads, &mut |prefix, (seq, kind, id)| {
+                put(
+                    &keys::thread_seq_key(prefix, seq),
+                    &keys::thread_value(kind, &id),
+                )
+            })?,
+            3 => put_links(&self.children, &mut |parent, (seq, kind, id)| {
+                put(
+                    &keys::child_key(parent, seq),
+                    &keys::thread_value(kind, &id),
+                )
+            })?,
+            4 => {
+                let mut external: Vec<(&Vec<u8>, &(RecordId, u64))> =
+                    self.external.iter().collect();
+                external.sort_unstable();
+                for (key, (id, _)) in external {
+                    put(key, id.as_bytes())?;
+                }
+            }
+            5 => {
+                let mut calls: Vec<(&Digest, &u64)> = self.model_calls.iter().collect();
+                calls.sort_unstable_by_key(|e| *e.0.as_bytes());
+                for (hash, seq) in calls {
+                    put(hash.as_bytes(), &keys::seq_key(*seq))?;
+                }
+            }
+            _ => {}
         }
-        put_links(&self.threads, &mut |prefix, (seq, kind, id)| {
-            put(
-                2,
-                &keys::thread_seq_key(prefix, seq),
-                &keys::thread_value(kind, &id),
-            )
-        })?;
-        put_links(&self.children, &mut |parent, (seq, kind, id)| {
-            put(
-                3,
-                &keys::child_key(parent, seq),
-                &keys::thread_value(kind, &id),
-            )
-        })?;
-        let mut external: Vec<(&Vec<u8>, &(RecordId, u64))> = self.external.iter().collect();
-        external.sort_unstable();
-        for (key, (id, _)) in external {
-            put(4, key, id.as_bytes())?;
-        }
-        let mut calls: Vec<(&Digest, &u64)> = self.model_calls.iter().collect();
-        calls.sort_unstable_by_key(|e| *e.0.as_bytes());
-        for (hash, seq) in calls {
-            put(5, hash.as_bytes(), &keys::seq_key(*seq))?;
-        }
-        Ok(watermark)
+        Ok(())
     }
 }
 

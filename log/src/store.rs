@@ -647,27 +647,8 @@ impl Store {
             .any(|ks| ks.tree.l0_run_count() >= crate::merger::FJALL_L0_SLOWS_WRITES);
         let watermark = if frozen.records >= INGEST_FROM_RECORDS || deep {
             crate::pause::point("index");
-            // One ingestion per keyspace, fed as the sorted entries come
-            // (keyspace by keyspace, keys ascending).
-            let mut open = None;
-            let watermark = frozen.for_each_sorted::<StoreError>(&mut |ks, key, value| {
-                if open.as_ref().is_none_or(|(at, _): &(usize, _)| *at != ks)
-                    && let Some(keyspace) = index.get(ks)
-                {
-                    let started = keyspace.start_ingestion().map_err(|e| self.storage(e))?;
-                    if let Some((_, done)) = open.replace((ks, started)) {
-                        done.finish().map_err(|e| self.storage(e))?;
-                    }
-                }
-                if let Some((_, ingestion)) = open.as_mut() {
-                    ingestion.write(key, value).map_err(|e| self.storage(e))?;
-                }
-                Ok(())
-            })?;
-            if let Some((_, done)) = open.take() {
-                done.finish().map_err(|e| self.storage(e))?;
-            }
-            watermark
+            self.ingest_sorted(&frozen, &index)?;
+            frozen.last_seq()
         } else {
             let watermark = frozen
                 .for_each_sorted::<std::convert::Infallible>(&mut |ks, key, value| {
@@ -690,6 +671,62 @@ impl Store {
         self.tail_changed.notify_all();
         self.merger.request().map_err(|e| self.storage(e))?;
         Ok(true)
+    }
+
+    /// Writes the entries of `tail` into the index keyspaces by bulk
+    /// ingestion (one per keyspace that has entries, keys ascending), the
+    /// keyspaces shared out among up to one thread per core: each
+    /// keyspace's table is built on its own, and nothing is visible to a
+    /// read until the caller commits the watermark. A thread that cannot
+    /// be started leaves its share to the others; the first error is
+    /// returned once every keyspace is done.
+    fn ingest_sorted(&self, tail: &IndexTail, index: &[&Keyspace; 6]) -> Result<(), StoreError> {
+        let next = AtomicUsize::new(0);
+        let job = || -> Result<(), StoreError> {
+            let mut first_error = Ok(());
+            loop {
+                let ks = next.fetch_add(1, Ordering::Relaxed);
+                let Some(keyspace) = index.get(ks) else {
+                    return first_error;
+                };
+                let mut open = None;
+                let written = tail.for_each_sorted_in::<StoreError>(ks, &mut |key, value| {
+                    if open.is_none() {
+                        open = Some(keyspace.start_ingestion().map_err(|e| self.storage(e))?);
+                    }
+                    if let Some(ingestion) = open.as_mut() {
+                        ingestion.write(key, value).map_err(|e| self.storage(e))?;
+                    }
+                    Ok(())
+                });
+                let done = written.and_then(|()| match open {
+                    Some(ingestion) => ingestion.finish().map_err(|e| self.storage(e)),
+                    None => Ok(()),
+                });
+                first_error = first_error.and(done);
+            }
+        };
+        let threads = std::thread::available_parallelism()
+            .map_or(1, std::num::NonZeroUsize::get)
+            .clamp(1, index.len());
+        std::thread::scope(|scope| {
+            let helpers: Vec<_> = (1..threads)
+                .filter_map(|_| {
+                    std::thread::Builder::new()
+                        .name("strataflow-index-ingest".into())
+                        .spawn_scoped(scope, job)
+                        .ok()
+                })
+                .collect();
+            let mut result = job();
+            for helper in helpers {
+                let theirs = helper
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                result = result.and(theirs);
+            }
+            result
+        })
     }
 
     /// A full active tail, once committed: frozen for the running index
