@@ -173,13 +173,10 @@ enum Span<'a> {
 fn split_text_and_code(source: &str) -> Vec<Span<'_>> {
     let mut spans = Vec::new();
     let mut cursor = 0;
-    while let Some(open) = source.get(cursor..).and_then(|rest| rest.find(CODE_FENCE)) {
+    while let Some(open) = source.get(cursor..).and_then(find_fence) {
         let start = cursor + open;
         let body_start = start + CODE_FENCE.len();
-        let Some(close) = source
-            .get(body_start..)
-            .and_then(|rest| rest.find(CODE_FENCE))
-        else {
+        let Some(close) = source.get(body_start..).and_then(find_fence) else {
             // No closing fence after this one means no later match either.
             break;
         };
@@ -194,6 +191,21 @@ fn split_text_and_code(source: &str) -> Vec<Span<'_>> {
         spans.extend(source.get(cursor..).map(Span::Text));
     }
     spans
+}
+
+/// `text.find(CODE_FENCE)`, by a search for a backtick first: a text
+/// without one (most) is read once, by the byte search.
+fn find_fence(text: &str) -> Option<usize> {
+    let mut from = 0;
+    while let Some(i) = memchr::memchr(b'`', text.as_bytes().get(from..)?) {
+        let at = from + i;
+        if text.get(at..)?.starts_with(CODE_FENCE) {
+            return Some(at);
+        }
+        // A backtick is one byte: `at + 1` is a character boundary.
+        from = at + 1;
+    }
+    None
 }
 
 /// `text.split(/\n\s*\n+/)`: a separator starts at the first `\n` of a
@@ -254,7 +266,7 @@ fn remove_standalone_fillers(paragraph: &str) -> String {
 fn split_sentences(paragraph: &str) -> Vec<&str> {
     let mut pieces = Vec::new();
     let mut start = 0;
-    for (i, c) in paragraph.char_indices() {
+    let mut cut = |i: usize, c: char| {
         let end = if c == '\n' {
             Some((i, i + 1))
         } else if is_sentence_end(c) {
@@ -265,6 +277,16 @@ fn split_sentences(paragraph: &str) -> Vec<&str> {
         if let Some((piece_end, next_start)) = end {
             pieces.extend(paragraph.get(start..piece_end));
             start = next_start;
+        }
+    };
+    if paragraph.is_ascii() {
+        // Each byte is a character: read without decoding.
+        for (i, b) in paragraph.bytes().enumerate() {
+            cut(i, char::from(b));
+        }
+    } else {
+        for (i, c) in paragraph.char_indices() {
+            cut(i, c);
         }
     }
     pieces.extend(paragraph.get(start..));
@@ -298,15 +320,22 @@ fn is_long_for_a_paste(text: &str) -> bool {
     let trimmed = js_trim(text);
     let mut count = 0usize;
     let mut in_space = false;
-    for c in trimmed.chars() {
-        let space = is_js_space(c);
+    let mut long = |space: bool| {
         if !(space && in_space) {
             count += 1;
         }
         in_space = space;
+        count >= REPEATED_PASTE_MIN_CHARS
+    };
+    if trimmed.is_ascii() {
+        // ASCII whitespace for JavaScript and for `is_js_space`: `\t` to
+        // `\r` and the space.
+        return trimmed
+            .bytes()
+            .any(|b| long(matches!(b, b' ' | b'\t'..=b'\r')));
     }
-    if count >= REPEATED_PASTE_MIN_CHARS || trimmed.is_ascii() {
-        return count >= REPEATED_PASTE_MIN_CHARS;
+    if trimmed.chars().any(|c| long(is_js_space(c))) {
+        return true;
     }
     normalized_paragraph(text).chars().count() >= REPEATED_PASTE_MIN_CHARS
 }
@@ -541,6 +570,51 @@ mod tests {
             text in "[a \t\n\r\u{a0}\u{85}\u{2028}\u{3000}é]{0,40}",
         ) {
             proptest::prop_assert_eq!(split_paragraphs(&text), split_paragraphs_by_char(&text));
+        }
+    }
+
+    /// The first form of [`split_sentences`], reading every character
+    /// decoded: the reference of the proptest below.
+    fn split_sentences_by_char(paragraph: &str) -> Vec<&str> {
+        let mut pieces = Vec::new();
+        let mut start = 0;
+        for (i, c) in paragraph.char_indices() {
+            let end = if c == '\n' {
+                Some((i, i + 1))
+            } else if is_sentence_end(c) {
+                Some((i + c.len_utf8(), i + c.len_utf8()))
+            } else {
+                None
+            };
+            if let Some((piece_end, next_start)) = end {
+                pieces.extend(paragraph.get(start..piece_end));
+                start = next_start;
+            }
+        }
+        pieces.extend(paragraph.get(start..));
+        pieces
+            .into_iter()
+            .map(js_trim)
+            .filter(|piece| !piece.is_empty())
+            .collect()
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn splitting_sentences_by_byte_equals_by_char(
+            paragraph in "[a .!?\n\t]{0,40}|[a .!?\n。！？é\u{3000}]{0,40}",
+        ) {
+            proptest::prop_assert_eq!(
+                split_sentences(&paragraph),
+                split_sentences_by_char(&paragraph)
+            );
+        }
+
+        #[test]
+        fn the_fence_search_finds_what_the_substring_search_finds(
+            text in "[`a\né]{0,30}",
+        ) {
+            proptest::prop_assert_eq!(find_fence(&text), text.find(CODE_FENCE));
         }
     }
 

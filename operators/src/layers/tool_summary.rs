@@ -204,6 +204,11 @@ fn strip_json_tag(text: &str) -> Option<&str> {
 }
 
 fn looks_like_tool_payload(text: &str) -> bool {
+    // Every alternative holds `_` or `"`, which match only themselves
+    // even case-insensitively: a text with neither cannot match.
+    if memchr::memchr2(b'_', b'"', text.as_bytes()).is_none() {
+        return false;
+    }
     match &*TOOL_PAYLOAD_HINT {
         Some(hint) => hint.is_match(text),
         None => {
@@ -296,6 +301,18 @@ mod tests {
             name: name.to_owned(),
             arguments: arguments.map(str::to_owned),
             result: result.map(str::to_owned),
+        }
+    }
+
+    proptest::proptest! {
+        /// The byte prefilter never turns away a text the hint matches
+        /// (case variants included: `ſ` is `s`, U+212A is `k`).
+        #[test]
+        fn the_payload_prefilter_answers_as_the_hint(
+            text in "([a-z \"_]|(?i:tool_calls?|\"function\"|\"arguments\")|\u{17f}|\u{212a}|TOOL\u{17f}){0,8}",
+        ) {
+            let hint = TOOL_PAYLOAD_HINT.as_ref().unwrap();
+            proptest::prop_assert_eq!(looks_like_tool_payload(&text), hint.is_match(&text));
         }
     }
 
