@@ -39,6 +39,15 @@
 //! median messages/s of each (over criterion's own iterations), the ratio of
 //! strataflow to each anchor, and the process's peak RSS (`VmHWM`).
 //!
+//! The rows above run one after the other, so a change of the machine's
+//! load between them moves their ratios (SQLite FTS5 has varied by a
+//! quarter between runs on a shared machine). `rounds_fts5_no_derive_backfill`
+//! therefore runs SQLite FTS5, `strataflow_no_derive` and
+//! `strataflow_backfill` in rounds, one of each per round, the first of
+//! the three rotating, and the table gives the median and the range of
+//! each round's own ratios to FTS5: the ratios of runs made under the same
+//! load.
+//!
 //! # Operator versions
 //!
 //! The group `operators` derives the same messages, the two LoCoMo
@@ -192,13 +201,52 @@ fn run_strataflow(dir: &Path, jsonl_path: &Path, derive: bool) -> u64 {
 fn time_strataflow(name: &'static str, derive: bool, jsonl: &Path, n: u64, iters: u64) -> Duration {
     let mut total = Duration::ZERO;
     for _ in 0..iters {
-        let dir = fresh_dir();
-        let start = Instant::now();
-        let stored = run_strataflow(dir.path(), jsonl, derive);
-        let took = start.elapsed();
-        assert_eq!(stored, n);
+        let took = strataflow_once(derive, jsonl, n);
         record_rate(name, n, took);
         total += took;
+    }
+    total
+}
+
+/// One backfill of `jsonl` (`n` messages) into a fresh directory.
+fn strataflow_once(derive: bool, jsonl: &Path, n: u64) -> Duration {
+    let dir = fresh_dir();
+    let start = Instant::now();
+    let stored = run_strataflow(dir.path(), jsonl, derive);
+    let took = start.elapsed();
+    assert_eq!(stored, n);
+    took
+}
+
+/// Each round's ratios of the alternated rounds: (no-derive rate / FTS5
+/// rate, backfill rate / FTS5 rate).
+static ROUNDS: Mutex<Vec<(f64, f64)>> = Mutex::new(Vec::new());
+
+/// `iters` rounds of SQLite FTS5, the backfill without derivation and the
+/// full backfill, one of each per round, the first rotating from round to
+/// round; each round's ratios to FTS5 go to [`ROUNDS`]. Returns the time
+/// of all three.
+fn time_rounds(msgs: &[SyntheticMessage], jsonl: &Path, n: u64, iters: u64) -> Duration {
+    static ROUND: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let mut total = Duration::ZERO;
+    for _ in 0..iters {
+        let first = ROUND.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % 3;
+        let mut took = [Duration::ZERO; 3];
+        for k in 0..3 {
+            let which = (first + k) % 3;
+            took[which] = match which {
+                0 => sqlite_once(msgs),
+                1 => strataflow_once(false, jsonl, n),
+                _ => strataflow_once(true, jsonl, n),
+            };
+        }
+        let [fts5, no_derive, backfill] = took;
+        let fts5_s = fts5.as_secs_f64().max(1e-9);
+        ROUNDS.lock().unwrap().push((
+            fts5_s / no_derive.as_secs_f64().max(1e-9),
+            fts5_s / backfill.as_secs_f64().max(1e-9),
+        ));
+        total += fts5 + no_derive + backfill;
     }
     total
 }
@@ -220,60 +268,66 @@ fn time_raw_fjall(envelopes: &[Vec<u8>], iters: u64) -> Duration {
 fn time_sqlite(msgs: &[SyntheticMessage], iters: u64) -> Duration {
     let mut total = Duration::ZERO;
     for _ in 0..iters {
-        let dir = fresh_dir();
-        let mut conn = rusqlite::Connection::open(dir.path().join("bench.sqlite")).unwrap();
-        conn.pragma_update(None, "journal_mode", "WAL").unwrap();
-        conn.pragma_update(None, "synchronous", "NORMAL").unwrap();
-        conn.execute_batch(
-            "CREATE TABLE messages (
-                 rowid INTEGER PRIMARY KEY,
-                 id TEXT NOT NULL, tenant TEXT NOT NULL, thread TEXT NOT NULL,
-                 position INTEGER NOT NULL, role TEXT NOT NULL, speaker TEXT,
-                 text TEXT NOT NULL, ts TEXT NOT NULL);
-             CREATE VIRTUAL TABLE messages_fts USING fts5(
-                 text, speaker, content='messages', content_rowid='rowid');",
-        )
-        .unwrap();
-        let start = Instant::now();
-        for chunk in msgs.chunks(BATCH) {
-            let tx = conn.transaction().unwrap();
-            {
-                let mut row = tx
-                    .prepare_cached(
-                        "INSERT INTO messages (id, tenant, thread, position, role, speaker, text, ts)
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                    )
-                    .unwrap();
-                let mut fts = tx
-                    .prepare_cached(
-                        "INSERT INTO messages_fts (rowid, text, speaker) VALUES (?1, ?2, ?3)",
-                    )
-                    .unwrap();
-                for m in chunk {
-                    let rowid = row
-                        .insert(rusqlite::params![
-                            m.id,
-                            m.tenant,
-                            m.thread,
-                            m.position as i64,
-                            m.role,
-                            m.speaker,
-                            m.content,
-                            m.ts()
-                        ])
-                        .unwrap();
-                    fts.execute(rusqlite::params![rowid, m.content, m.speaker])
-                        .unwrap();
-                }
-            }
-            tx.commit().unwrap();
-        }
-        let took = start.elapsed();
+        let took = sqlite_once(msgs);
         record_rate("sqlite_fts5", msgs.len() as u64, took);
         total += took;
-        drop(conn);
     }
     total
+}
+
+/// One SQLite FTS5 load of `msgs` into a fresh directory.
+fn sqlite_once(msgs: &[SyntheticMessage]) -> Duration {
+    let dir = fresh_dir();
+    let mut conn = rusqlite::Connection::open(dir.path().join("bench.sqlite")).unwrap();
+    conn.pragma_update(None, "journal_mode", "WAL").unwrap();
+    conn.pragma_update(None, "synchronous", "NORMAL").unwrap();
+    conn.execute_batch(
+        "CREATE TABLE messages (
+             rowid INTEGER PRIMARY KEY,
+             id TEXT NOT NULL, tenant TEXT NOT NULL, thread TEXT NOT NULL,
+             position INTEGER NOT NULL, role TEXT NOT NULL, speaker TEXT,
+             text TEXT NOT NULL, ts TEXT NOT NULL);
+         CREATE VIRTUAL TABLE messages_fts USING fts5(
+             text, speaker, content='messages', content_rowid='rowid');",
+    )
+    .unwrap();
+    let start = Instant::now();
+    for chunk in msgs.chunks(BATCH) {
+        let tx = conn.transaction().unwrap();
+        {
+            let mut row = tx
+                .prepare_cached(
+                    "INSERT INTO messages (id, tenant, thread, position, role, speaker, text, ts)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                )
+                .unwrap();
+            let mut fts = tx
+                .prepare_cached(
+                    "INSERT INTO messages_fts (rowid, text, speaker) VALUES (?1, ?2, ?3)",
+                )
+                .unwrap();
+            for m in chunk {
+                let rowid = row
+                    .insert(rusqlite::params![
+                        m.id,
+                        m.tenant,
+                        m.thread,
+                        m.position as i64,
+                        m.role,
+                        m.speaker,
+                        m.content,
+                        m.ts()
+                    ])
+                    .unwrap();
+                fts.execute(rusqlite::params![rowid, m.content, m.speaker])
+                    .unwrap();
+            }
+        }
+        tx.commit().unwrap();
+    }
+    let took = start.elapsed();
+    drop(conn);
+    took
 }
 
 fn time_tantivy(msgs: &[SyntheticMessage], iters: u64) -> Duration {
@@ -993,6 +1047,24 @@ fn print_table(n: u64, threads: u32) {
             floor / fts5
         );
     }
+    let rounds = ROUNDS.lock().unwrap().clone();
+    if !rounds.is_empty() {
+        let spread = |pick: fn(&(f64, f64)) -> f64| {
+            let v: Vec<f64> = rounds.iter().map(pick).collect();
+            let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            median(v).map_or_else(
+                || "-".to_owned(),
+                |m| format!("{m:.3} x (rounds from {lo:.3} to {hi:.3})"),
+            )
+        };
+        println!(
+            "  alternated rounds ({}), each round's own ratio to SQLite FTS5:",
+            rounds.len()
+        );
+        println!("    without derivation: {}", spread(|r| r.0));
+        println!("    full backfill:      {}", spread(|r| r.1));
+    }
     println!(
         "  peak RSS (VmHWM) of the bench process: {}",
         peak_rss_mib().map_or_else(|| "?".to_owned(), |m| format!("{m:.0} MiB"))
@@ -1050,6 +1122,9 @@ fn bench_backfill(c: &mut Criterion) {
     });
     group.bench_function("strataflow_no_derive", |b| {
         b.iter_custom(|iters| time_strataflow("strataflow_no_derive", false, &jsonl, n, iters));
+    });
+    group.bench_function("rounds_fts5_no_derive_backfill", |b| {
+        b.iter_custom(|iters| time_rounds(&msgs, &jsonl, n, iters));
     });
     group.finish();
     print_table(n, threads);
