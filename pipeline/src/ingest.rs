@@ -4,9 +4,7 @@
 //! Two policies for bad input ([`OnInvalid`]):
 //! - `Refuse` (default): a first pass reads and validates everything; if any
 //!   item is bad, nothing is stored and every problem is reported (file,
-//!   line, field). A second pass stores: it reads back the messages the
-//!   first pass spooled (a JSONL file on several cores, or an export),
-//!   else the source again.
+//!   line, field). A second pass stores.
 //! - `Quarantine`: one pass; bad items go to a rejects file with their
 //!   reasons and the valid ones are stored.
 //!
@@ -39,7 +37,6 @@ use crate::commit_observer::CommitObserver;
 use crate::log_seam::LogSink;
 use crate::runtime::{self, RuntimeOptions};
 use crate::source::jsonl::JsonlChunks;
-use crate::source::spool::SpooledMessages;
 use crate::source::{Rejected, SourceError, SourceItem};
 use crate::validator::{Checked, VALIDATE_PROGRESS_EVERY, Validator, message_key};
 
@@ -146,7 +143,7 @@ pub fn ingest(
             catch_up(store, options, progress)?;
             runtime::run(store, &runtime, progress, |feeder| {
                 feeder.reader.expected = checked.items;
-                store_pass(source, checked.spool, &checked.repeated, feeder)
+                store_pass(source, &checked.repeated, feeder)
             })
         }
         OnInvalid::Quarantine(rejects) => {
@@ -173,7 +170,7 @@ pub fn ingest_into(
             source.expect_second_pass();
             let checked = validate(None, Some(&mut *sink), source, progress)?;
             sink.counters().expected = checked.items;
-            store_pass(source, checked.spool, &checked.repeated, sink)
+            store_pass(source, &checked.repeated, sink)
         }
         OnInvalid::Quarantine(rejects) => quarantine_pass(None, source, rejects, sink),
     }
@@ -229,28 +226,20 @@ pub(crate) fn validate(
     Ok(Checked {
         items: checked.expected,
         repeated: validator.repeated_keys,
-        spool: None,
     })
 }
 
 /// The refuse policy's storing pass: the first pass found no conflict, so
 /// this only skips repeats, by key: the later occurrences of the `repeated`
-/// keys (and what the sink's log holds). It reads the first pass's
-/// `spool` (the input's name, the file) when there is one, else the source
-/// again.
+/// keys (and what the sink's log holds).
 fn store_pass(
     source: &dyn Source,
-    spool: Option<(String, std::fs::File)>,
     repeated: &HashSet<u128>,
     sink: &mut dyn LogSink,
 ) -> Result<(), IngestError> {
     sink.counters().stage = "ingest";
     let mut seen: HashSet<u128> = HashSet::default();
-    let items: Box<dyn Iterator<Item = Result<SourceItem, SourceError>> + '_> = match spool {
-        Some((file, spooled)) => Box::new(SpooledMessages::new(file, spooled)),
-        None => source.items()?,
-    };
-    for item in items {
+    for item in source.items()? {
         let input = match item? {
             Ok(input) => input,
             // The input changed between the passes.

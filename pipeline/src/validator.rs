@@ -26,9 +26,7 @@ use crate::field_hash::FieldHash;
 
 use crate::ingest::{IngestError, IngestStats, MAX_LISTED_ERRORS, Source};
 use crate::ingest_report::WorkerFailure;
-use crate::source::export::ExportCounts;
 use crate::source::jsonl::{JsonlChunk, JsonlChunks};
-use crate::source::spool::{EncodedItems, SpoolWriter};
 use crate::source::{InputError, MessageInput, SourceError};
 
 /// What [`screen`] found of an item.
@@ -218,10 +216,6 @@ pub(crate) struct Checked {
     /// Usually empty, so that pass remembers no key of the others: its
     /// memory does not grow with the input.
     pub(crate) repeated: HashSet<u128>,
-    /// The messages read, spooled in input order (the input's name, the
-    /// spool), when the pass spooled them all: the storing pass reads them
-    /// back instead of parsing the input again.
-    pub(crate) spool: Option<(String, std::fs::File)>,
 }
 
 /// The validation pass reports progress every this many items.
@@ -232,10 +226,6 @@ const MAX_SCREENING_THREADS: usize = 4;
 
 /// One screened item of a chunk, with its line (to name a conflict).
 type ScreenedItem = (Screened, Option<usize>);
-
-/// A chunk screened: its number, its items, and its messages encoded for
-/// the spool (when spooling).
-type ScreenedChunk = (u64, Vec<ScreenedItem>, Option<EncodedItems>);
 
 /// A refusal listed in the report, in input order: ready, or a conflict
 /// named once the pass is over.
@@ -248,12 +238,6 @@ enum Listed {
 /// `store`: `threads` threads (at least 2) parse and screen its chunks,
 /// this one admits their items in order. `source` is the same file, read
 /// again only to name the conflicts between items it lists.
-///
-/// The messages read are spooled, in input order, to an unnamed file in
-/// the store's directory (deleted when closed, a crash included): the
-/// screening threads encode each chunk's messages and this one writes
-/// them. When the spool cannot be created or written, the pass goes on
-/// without it (the storing pass then parses the file again).
 pub(crate) fn validate_jsonl(
     store: &Store,
     chunks: JsonlChunks,
@@ -263,14 +247,6 @@ pub(crate) fn validate_jsonl(
 ) -> Result<Checked, IngestError> {
     let threads = threads.clamp(2, MAX_SCREENING_THREADS);
     let file = chunks.file().to_owned();
-    let mut spool = match SpoolWriter::create(store.path()) {
-        Ok(writer) => Some(writer),
-        Err(e) => {
-            tracing::warn!(dir = %store.path().display(), error = %e, "no spool: the storing pass parses the input again");
-            None
-        }
-    };
-    let spooling = spool.is_some();
     let mut validator = Validator::default();
     let mut listed: Vec<Listed> = Vec::new();
     let mut total = 0u64;
@@ -280,7 +256,7 @@ pub(crate) fn validate_jsonl(
     };
     let outcome = std::thread::scope(|scope| -> Result<(), IngestError> {
         let (screened_tx, screened_rx) =
-            crossbeam_channel::bounded::<Result<ScreenedChunk, StoreError>>(2 * threads);
+            crossbeam_channel::bounded::<Result<(u64, Vec<ScreenedItem>), StoreError>>(2 * threads);
         let spawn_failed = |e: std::io::Error| IngestError::Worker(WorkerFailure::Spawn(e));
         let mut inputs = Vec::with_capacity(threads);
         for t in 0..threads {
@@ -293,8 +269,7 @@ pub(crate) fn validate_jsonl(
                 .spawn_scoped(scope, move || {
                     let mut stored = StoredThreads::default();
                     for (k, chunk) in rx {
-                        let result = screen_chunk(store, &mut stored, file, &chunk, spooling)
-                            .map(|(s, encoded)| (k, s, encoded));
+                        let result = screen_chunk(store, &mut stored, file, &chunk).map(|s| (k, s));
                         let failed = result.is_err();
                         if screened_tx.send(result).is_err() || failed {
                             break;
@@ -324,19 +299,13 @@ pub(crate) fn validate_jsonl(
             })
             .map_err(spawn_failed)?;
         // Chunks screened out of order wait here for the ones before them.
-        let mut waiting: BTreeMap<u64, (Vec<ScreenedItem>, Option<EncodedItems>)> = BTreeMap::new();
+        let mut waiting: BTreeMap<u64, Vec<ScreenedItem>> = BTreeMap::new();
         let mut next = 0u64;
         for result in screened_rx {
-            let (k, items, encoded) = result?;
-            waiting.insert(k, (items, encoded));
-            while let Some((items, encoded)) = waiting.remove(&next) {
+            let (k, items) = result?;
+            waiting.insert(k, items);
+            while let Some(items) = waiting.remove(&next) {
                 next += 1;
-                if let (Some(writer), Some(encoded)) = (spool.as_mut(), encoded.as_ref())
-                    && let Err(e) = writer.encoded_items(encoded)
-                {
-                    tracing::warn!(error = %e, "spool not written: the storing pass parses the input again");
-                    spool = None;
-                }
                 for (screened, line) in items {
                     checked.expected += 1;
                     if checked.expected.is_multiple_of(VALIDATE_PROGRESS_EVERY) {
@@ -365,23 +334,10 @@ pub(crate) fn validate_jsonl(
         let errors = name_conflicts(source, listed)?;
         return Err(IngestError::Refused { errors, total });
     }
-    let spool = spool.and_then(|writer| match writer.finish(&ExportCounts::default()) {
-        Ok(spooled) => Some((file, spooled)),
-        Err(e) => {
-            tracing::warn!(error = %e, "spool not written: the storing pass parses the input again");
-            None
-        }
-    });
-    tracing::info!(
-        items = checked.expected,
-        threads,
-        spooled = spool.is_some(),
-        "input validated"
-    );
+    tracing::info!(items = checked.expected, threads, "input validated");
     Ok(Checked {
         items: checked.expected,
         repeated: validator.repeated_keys,
-        spool,
     })
 }
 
@@ -391,28 +347,14 @@ fn screen_chunk(
     stored: &mut StoredThreads,
     file: &str,
     chunk: &JsonlChunk,
-    spooling: bool,
-) -> Result<(Vec<ScreenedItem>, Option<EncodedItems>), StoreError> {
-    let mut inputs = Vec::new();
-    let screened = chunk
+) -> Result<Vec<ScreenedItem>, StoreError> {
+    chunk
         .items(file)
         .map(|item| match item {
             Err(rejected) => Ok((Screened::Refused(rejected.error), None)),
-            Ok(input) => {
-                let screened = screen(Some(store), stored, &input)?;
-                let line = input.location.line;
-                if spooling {
-                    inputs.push(input);
-                }
-                Ok((screened, line))
-            }
+            Ok(input) => screen(Some(store), stored, &input).map(|s| (s, input.location.line)),
         })
-        .collect::<Result<Vec<_>, StoreError>>()?;
-    let encoded = spooling.then(|| {
-        let refs: Vec<&MessageInput> = inputs.iter().collect();
-        EncodedItems::new(&ExportCounts::default(), &refs)
-    });
-    Ok((screened, encoded))
+        .collect()
 }
 
 /// The listed refusals as errors: each conflict named from its line, read
@@ -526,7 +468,6 @@ mod tests {
     use crate::ingest::{IngestOptions, OnInvalid, ingest, validate};
     use crate::source::SourceItem;
     use crate::source::jsonl::JsonlReader;
-    use crate::source::spool::SpooledMessages;
 
     /// A JSONL file read line by line only: the one-thread first pass.
     struct Lines(PathBuf);
@@ -618,19 +559,14 @@ mod tests {
             write(&path, &lines, last_newline);
             let by_line = outcome(validate(Some(&store), None, &Lines(path.clone()), &mut |_| {}));
             let chunks = JsonlChunks::open(&path).unwrap().with_chunk_bytes(chunk_bytes);
-            let mut checked = validate_jsonl(
+            let threaded = outcome(validate_jsonl(
                 &store,
                 chunks,
-                &Lines(path.clone()),
+                &Lines(path),
                 threads,
                 &mut |_| {},
-            );
-            // A valid input is spooled whole, in input order.
-            let spooled = checked.as_mut().ok().map(|c| spooled_items(c.spool.take()));
-            if let Some(spooled) = spooled {
-                prop_assert_eq!(spooled, read_items(&path));
-            }
-            prop_assert_eq!(outcome(checked), by_line);
+            ));
+            prop_assert_eq!(threaded, by_line);
         }
 
         /// The chunks' items, in order, are the line reader's.
@@ -654,65 +590,6 @@ mod tests {
                 .collect();
             prop_assert_eq!(chunked, read);
         }
-    }
-
-    /// The items of a spool, each as its `Debug` text.
-    fn spooled_items(spool: Option<(String, std::fs::File)>) -> Vec<String> {
-        let (file, spooled) = spool.expect("a valid input is spooled");
-        SpooledMessages::new(file, spooled)
-            .map(|i| format!("{:?}", i.unwrap()))
-            .collect()
-    }
-
-    /// The line reader's items, each as its `Debug` text.
-    fn read_items(path: &Path) -> Vec<String> {
-        JsonlReader::open(path)
-            .unwrap()
-            .map(|i| format!("{:?}", i.unwrap()))
-            .collect()
-    }
-
-    /// The spool of a valid file holds what the line reader reads, every
-    /// field and location included: escapes, non-ASCII text, tool calls,
-    /// speakers, offsets, blank lines, CRLF and a byte order mark, over
-    /// chunks much smaller than the file.
-    #[test]
-    fn the_spool_holds_the_line_reader_s_items() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path().join("data")).unwrap();
-        let path = dir.path().join("input.jsonl");
-        let mut bytes = b"\xef\xbb\xbf".to_vec();
-        for i in 0..300 {
-            let line = match i % 5 {
-                0 => format!(
-                    r#"{{"tenant":"acme","thread":"t{}","id":{i},"role":"user","speaker":"Ana","content":"caf\u00e9 \"{i}\"\n日本","ts":"2024-03-01T09:30:00+05:30"}}"#,
-                    i % 7
-                ),
-                1 => format!(
-                    r#"{{"thread":"t{}","id":"m{i}","role":"assistant","content":"ok {i}","ts":"2024-03-01T09:30:00Z","tool_calls":[{{"name":"search","arguments":{{"q":"x"}},"result":{{"n":{i}}}}}]}}"#,
-                    i % 7
-                ),
-                2 => String::new(),
-                3 => format!(
-                    "{{\"thread\":\"t{}\",\"id\":\"m{i}\",\"role\":\"tool\",\"content\":\"r\",\"ts\":\"2024-03-01T09:30:00.125-08:00\"}}\r",
-                    i % 7
-                ),
-                _ => format!(
-                    r#"{{"thread":"t{}","id":"m{i}","role":"system","content":"  spaced  ","ts":"2024-03-01T09:30:00Z","extra":[1,2]}}"#,
-                    i % 7
-                ),
-            };
-            bytes.extend_from_slice(line.as_bytes());
-            bytes.push(b'\n');
-        }
-        std::fs::write(&path, bytes).unwrap();
-        let chunks = JsonlChunks::open(&path).unwrap().with_chunk_bytes(700);
-        let checked = validate_jsonl(&store, chunks, &Lines(path.clone()), 3, &mut |_| {})
-            .unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(checked.items, 240);
-        let spooled = spooled_items(checked.spool);
-        assert_eq!(spooled.len(), 240);
-        assert_eq!(spooled, read_items(&path));
     }
 
     #[test]

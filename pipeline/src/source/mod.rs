@@ -9,7 +9,7 @@ pub mod json_array;
 mod json_value;
 pub mod jsonl;
 pub mod locomo;
-pub(crate) mod spool;
+mod spool;
 
 use std::fmt;
 

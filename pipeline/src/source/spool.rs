@@ -11,11 +11,6 @@
 //! after the conversation (so progress and the summary of the storing pass
 //! are those of a second parse) and its messages; the end entry holds the
 //! counters at the end of the pass.
-//!
-//! A JSONL file's refuse policy spools too (`validator.rs`): its screening
-//! threads encode each chunk's messages ([`EncodedItems`], with empty
-//! counters) and the pass writes them in input order; the storing pass
-//! reads them back as [`SpooledMessages`].
 
 use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Read, Seek, Write};
@@ -25,7 +20,7 @@ use strataflow_log::SourceTime;
 use strataflow_log::record::{Role, ToolCall};
 
 use super::export::ExportCounts;
-use super::{Location, MessageInput, SourceError, SourceItem};
+use super::{Location, MessageInput};
 
 const TAG_ITEMS: u8 = 1;
 const TAG_END: u8 = 2;
@@ -48,14 +43,11 @@ impl SpoolWriter {
     /// One conversation's messages and the counters after it.
     pub fn items(&mut self, counts: &ExportCounts, items: &[&MessageInput]) -> io::Result<()> {
         self.entry.clear();
-        put_items(&mut self.entry, counts, items);
-        self.write_entry(TAG_ITEMS)
-    }
-
-    /// An items entry encoded elsewhere (on the thread that read them).
-    pub fn encoded_items(&mut self, items: &EncodedItems) -> io::Result<()> {
-        self.entry.clear();
-        self.entry.extend_from_slice(&items.0);
+        put_counts(&mut self.entry, counts);
+        put_u64(&mut self.entry, items.len() as u64);
+        for m in items {
+            put_message(&mut self.entry, m);
+        }
         self.write_entry(TAG_ITEMS)
     }
 
@@ -82,23 +74,6 @@ impl SpoolWriter {
         self.out.write_all(&[tag])?;
         self.out.write_all(&len.to_le_bytes())?;
         self.out.write_all(&self.entry)
-    }
-}
-
-/// The bytes of an items entry, encoded away from the writer.
-pub(crate) struct EncodedItems(Vec<u8>);
-
-impl EncodedItems {
-    /// Messages and the counters after them.
-    pub fn new(counts: &ExportCounts, items: &[&MessageInput]) -> Self {
-        let mut entry = Vec::with_capacity(
-            items
-                .iter()
-                .map(|m| m.content.len() + m.thread.len() + 96)
-                .sum(),
-        );
-        put_items(&mut entry, counts, items);
-        Self(entry)
     }
 }
 
@@ -150,51 +125,6 @@ impl SpoolReader {
     }
 }
 
-/// The messages of a spool, in order, as a source's items; a spool that
-/// cannot be read is an error naming `file` (the input it holds).
-pub(crate) struct SpooledMessages {
-    file: String,
-    reader: Option<SpoolReader>,
-    items: std::vec::IntoIter<MessageInput>,
-}
-
-impl SpooledMessages {
-    /// The messages spooled from `file` into `spool`.
-    pub fn new(file: String, spool: File) -> Self {
-        Self {
-            file,
-            reader: Some(SpoolReader::new(spool)),
-            items: Vec::new().into_iter(),
-        }
-    }
-}
-
-impl Iterator for SpooledMessages {
-    type Item = Result<SourceItem, SourceError>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        loop {
-            if let Some(message) = self.items.next() {
-                return Some(Ok(Ok(message)));
-            }
-            match self.reader.as_mut()?.next_entry() {
-                Ok(SpoolEntry::Items(_, items)) => self.items = items.into_iter(),
-                Ok(SpoolEntry::End(_)) => {
-                    self.reader = None;
-                    return None;
-                }
-                Err(source) => {
-                    self.reader = None;
-                    return Some(Err(SourceError::Io {
-                        file: format!("{} (the validation pass's spool)", self.file),
-                        source,
-                    }));
-                }
-            }
-        }
-    }
-}
-
 fn corrupt() -> io::Error {
     io::Error::new(
         io::ErrorKind::InvalidData,
@@ -218,14 +148,6 @@ fn put_opt_str(out: &mut Vec<u8>, s: Option<&str>) {
             out.push(1);
             put_str(out, s);
         }
-    }
-}
-
-fn put_items(out: &mut Vec<u8>, counts: &ExportCounts, items: &[&MessageInput]) {
-    put_counts(out, counts);
-    put_u64(out, items.len() as u64);
-    for m in items {
-        put_message(out, m);
     }
 }
 
@@ -270,7 +192,7 @@ fn put_message(out: &mut Vec<u8>, m: &MessageInput) {
 /// Reads an entry's bytes in order.
 struct Cursor<'a>(&'a [u8]);
 
-impl<'a> Cursor<'a> {
+impl Cursor<'_> {
     fn take<const N: usize>(&mut self) -> io::Result<[u8; N]> {
         let (head, rest) = self.0.split_first_chunk::<N>().ok_or_else(corrupt)?;
         self.0 = rest;
@@ -289,18 +211,14 @@ impl<'a> Cursor<'a> {
         }
     }
 
-    fn str(&mut self) -> io::Result<&'a str> {
+    fn string(&mut self) -> io::Result<String> {
         let len = usize::try_from(self.u64()?).map_err(|_| corrupt())?;
         if len > self.0.len() {
             return Err(corrupt());
         }
         let (text, rest) = self.0.split_at(len);
         self.0 = rest;
-        std::str::from_utf8(text).map_err(|_| corrupt())
-    }
-
-    fn string(&mut self) -> io::Result<String> {
-        self.str().map(str::to_owned)
+        String::from_utf8(text.to_vec()).map_err(|_| corrupt())
     }
 
     fn opt_string(&mut self) -> io::Result<Option<String>> {
@@ -330,7 +248,7 @@ impl<'a> Cursor<'a> {
         let tenant = self.string()?;
         let thread = self.string()?;
         let external_id = self.string()?;
-        let role = Role::parse(self.str()?).ok_or_else(corrupt)?;
+        let role = Role::parse(&self.string()?).ok_or_else(corrupt)?;
         let speaker = self.opt_string()?;
         let content = self.string()?;
         let calls = self.u64()?;
