@@ -241,11 +241,7 @@ impl IndexTail {
     /// [`INDEX_KEYSPACES`]), keys ascending, to `put` as `(key, value)`;
     /// none for a place past the last. Keyspaces are independent: each may
     /// be handed over on a thread of its own.
-    pub(crate) fn for_each_sorted_in<E>(
-        &self,
-        ks: usize,
-        put: &mut PutIn<'_, E>,
-    ) -> Result<(), E> {
+    pub(crate) fn for_each_sorted_in<E>(&self, ks: usize, put: &mut PutIn<'_, E>) -> Result<(), E> {
         match ks {
             0 => {
                 let mut ids: Vec<(&RecordId, &u64)> = self.ids.iter().collect();
