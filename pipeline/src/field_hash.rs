@@ -15,10 +15,11 @@ pub(crate) struct FieldHash {
 }
 
 impl FieldHash {
-    /// No field yet, with room for `bytes` bytes of fields (lengths excluded).
-    pub(crate) fn with_capacity(fields: usize, bytes: usize) -> Self {
+    /// No field yet, with room for `bytes` bytes (8 per field for its
+    /// length, then its own); more fields grow the buffer.
+    pub(crate) fn with_capacity(bytes: usize) -> Self {
         Self {
-            bytes: Vec::with_capacity(fields * 8 + bytes),
+            bytes: Vec::with_capacity(bytes),
         }
     }
 
@@ -51,7 +52,7 @@ mod tests {
         let keyed = blake3::Hasher::new_derive_key("strataflow field hash test");
         let fields: [&[u8]; 4] = [b"tenant", b"", "thr\u{e9}ad".as_bytes(), &[0, 1, 2]];
         let mut stepwise = keyed.clone();
-        let mut gathered = FieldHash::with_capacity(fields.len(), 16);
+        let mut gathered = FieldHash::with_capacity(64);
         for f in fields {
             stepwise.update(&(f.len() as u64).to_le_bytes());
             stepwise.update(f);
@@ -61,9 +62,9 @@ mod tests {
         first.copy_from_slice(&stepwise.finalize().as_bytes()[..16]);
         assert_eq!(gathered.hash(&keyed), u128::from_le_bytes(first));
         // A field boundary moved is another key.
-        let mut moved = FieldHash::with_capacity(2, 8);
+        let mut moved = FieldHash::with_capacity(32);
         moved.field(b"ten").field(b"ant");
-        let mut whole = FieldHash::with_capacity(1, 8);
+        let mut whole = FieldHash::with_capacity(16);
         whole.field(b"tenant");
         assert_ne!(moved.hash(&keyed), whole.hash(&keyed));
     }

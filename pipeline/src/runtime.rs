@@ -508,7 +508,7 @@ fn thread_hash(tenant: &str, thread: &str) -> u128 {
     static THREAD_KEY: std::sync::LazyLock<blake3::Hasher> = std::sync::LazyLock::new(|| {
         blake3::Hasher::new_derive_key("strataflow runtime thread key v1")
     });
-    let mut fields = FieldHash::with_capacity(2, tenant.len() + thread.len());
+    let mut fields = FieldHash::with_capacity(16 + tenant.len() + thread.len());
     fields.field(tenant.as_bytes()).field(thread.as_bytes());
     fields.hash(&THREAD_KEY)
 }

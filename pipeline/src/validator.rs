@@ -401,21 +401,8 @@ fn content_fingerprint(input: &MessageInput) -> u128 {
     });
     const NONE: &str = "\u{0}none";
     let speaker = input.speaker.as_deref().unwrap_or(NONE);
-    let calls: usize = input
-        .tool_calls
-        .iter()
-        .map(|c| {
-            c.name.len()
-                + c.arguments.as_deref().unwrap_or(NONE).len()
-                + c.result.as_deref().unwrap_or(NONE).len()
-        })
-        .sum();
-    let named = input.tenant.len()
-        + input.thread.len()
-        + input.external_id.len()
-        + speaker.len()
-        + input.content.len();
-    let mut fields = FieldHash::with_capacity(8 + 3 * input.tool_calls.len(), named + 24 + calls);
+    // Room for the usual message (the buffer grows for a longer one).
+    let mut fields = FieldHash::with_capacity(input.content.len() + 256);
     fields
         .field(input.tenant.as_bytes())
         .field(input.thread.as_bytes())
@@ -446,8 +433,7 @@ pub(crate) fn message_key(input: &MessageInput) -> u128 {
         blake3::Hasher::new_derive_key("strataflow ingest message key v1")
     });
     let mut fields = FieldHash::with_capacity(
-        3,
-        input.tenant.len() + input.thread.len() + input.external_id.len(),
+        24 + input.tenant.len() + input.thread.len() + input.external_id.len(),
     );
     fields
         .field(input.tenant.as_bytes())
